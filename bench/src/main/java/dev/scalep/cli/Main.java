@@ -1,0 +1,36 @@
+package dev.scalep.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code scalep} command line. User mistakes (bad flags, bad files, unknown devices) print one
+ * message and exit 2; verbs failures print the verb, errno and device and exit 1; no stack traces
+ * unless {@code SCALEP_DEBUG=1}.
+ */
+@Command(name = "scalep", mixinStandardHelpOptions = true, version = "scalep 0.1.0",
+        description = "Scalable RDMA communication endpoints: devices, sharing levels, policies, the sharing-tradeoff sweep.",
+        subcommands = {
+                DevicesCommand.class,
+                CommandLine.HelpCommand.class
+        })
+public final class Main implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.out);
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Run the command line and return its exit code (tests call this). */
+    public static int run(String... args) {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setExecutionExceptionHandler(new ErrorHandler());
+        return cl.execute(args);
+    }
+}

@@ -1,0 +1,37 @@
+package dev.scalep.verbs;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A protection domain ({@code ibv_alloc_pd}), or a parent domain ({@code ibv_alloc_parent_domain})
+ * that carries a thread domain: QPs created through a parent domain use the TD's doorbell register
+ * and run without the QP lock, so each must be used by one thread at a time.
+ */
+public interface ProtectionDomain extends AutoCloseable {
+    Context context();
+
+    /** The thread domain of a parent domain; {@code null} for an ordinary PD. */
+    ThreadDomain threadDomain();
+
+    /**
+     * {@code ibv_reg_mr} over a native segment. The caller keeps the segment alive until the MR is
+     * deregistered. {@code access} is a set of {@link Access} bits.
+     */
+    MemoryRegion register(MemorySegment segment, int access);
+
+    /** {@code ibv_create_qp} (or {@code efadv_create_qp_ex} for SRD). */
+    QueuePair createQp(QpInitAttr attr);
+
+    /** {@code ibv_create_srq}. */
+    SharedReceiveQueue createSrq(int maxWr, int maxSge);
+
+    /** {@code ibv_create_ah} towards a peer's address (UD and SRD). */
+    AddressHandle createAh(QpAddress destination);
+
+    /** {@code ibv_alloc_parent_domain} with this PD and {@code td}. */
+    ProtectionDomain parentDomain(ThreadDomain td);
+
+    /** {@code ibv_dealloc_pd}; refused with EBUSY, naming them, while MRs, QPs, SRQs or AHs live. Idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,72 @@
+package dev.scalep.verbs;
+
+/**
+ * A queue pair. Control-path methods (state changes, close) are thread-safe. The data path
+ * ({@link #postSend}, {@link #postRecv}) is serialised by the provider's QP lock, except on a QP
+ * created through a parent domain ({@link #lockFree()}), which one thread at a time must use.
+ *
+ * <p>Posts return 0 or a positive errno (verbs' convention), never throw for back-pressure:
+ * ENOMEM when the queue is full, EINVAL for a WR the QP cannot take (wrong state, too many SGEs,
+ * inline above the limit, an opcode or flag the device lacks), with the list's
+ * {@code badIndex()} naming the first WR not posted; the WRs before it are posted.
+ */
+public interface QueuePair extends AutoCloseable {
+    ProtectionDomain pd();
+
+    QpType type();
+
+    /** The QP number, unique on its device. */
+    int qpNum();
+
+    QpState state();
+
+    /** The attributes the QP was created with, after the device rounded them. */
+    QpInitAttr attributes();
+
+    /** Whether the QP runs without the provider's QP lock (created through a parent domain with a TD). */
+    boolean lockFree();
+
+    /** The mlx5 uUAR (doorbell register) index this QP rings, -1 where the device has none. */
+    int uuar();
+
+    /** This QP's address for a peer. */
+    QpAddress address();
+
+    /** RESET → INIT with the remote access rights this QP grants. */
+    void init(int accessFlags);
+
+    /** INIT → RTR, connected to {@code remote} (RC); {@code null} for UD and SRD. */
+    void readyToReceive(QpAddress remote);
+
+    /** RTR → RTS. {@code rnrRetry} 7 retries forever; fewer gives RNR_RETRY_EXC_ERR when no receive is posted. */
+    void readyToSend(int retryCount, int rnrRetry);
+
+    /** Move to ERR: outstanding work completes with WR_FLUSH_ERR, each WR exactly once. */
+    void toError();
+
+    /** Move to RESET: queues emptied; the QP may be brought up again. */
+    void reset();
+
+    /** RESET → RTS in one call: {@code init}, {@code readyToReceive}, {@code readyToSend}. */
+    default void connect(QpAddress remote, int accessFlags, int rnrRetry) {
+        init(accessFlags);
+        readyToReceive(remote);
+        readyToSend(7, rnrRetry);
+    }
+
+    /** Post the whole chain with one doorbell. 0 or a positive errno. */
+    int postSend(SendWorkRequests wrs);
+
+    /** Post receives to this QP's own receive queue. 0 or a positive errno. */
+    int postRecv(RecvWorkRequests wrs);
+
+    /** Send WQEs outstanding (posted, not yet retired by a completion). */
+    int outstandingSends();
+
+    /** Feature-effect counters. */
+    QpCounters counters();
+
+    /** {@code ibv_destroy_qp}. Idempotent; later posts throw {@link ClosedException}. */
+    @Override
+    void close();
+}

@@ -1,0 +1,235 @@
+package dev.scalep.verbs;
+
+import dev.scalep.verbs.ffm.Structs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * A reusable, allocation-free postlist of send work requests: {@code capacity} native
+ * {@code struct ibv_send_wr} records, each with room for {@code maxSge} {@code struct ibv_sge}
+ * entries, chained through {@code next} in the order they were added. One
+ * {@link QueuePair#postSend(SendWorkRequests)} posts the whole chain with one doorbell.
+ *
+ * <p>The records are laid out exactly as libibverbs expects, so the {@code ibv} provider hands
+ * {@link #segment()} to {@code ibv_post_send} as is; the simulated device reads the same bytes.
+ *
+ * <p>Not thread-safe: one thread fills and posts a list. The list owns its native memory and frees
+ * it in {@link #close()}.
+ */
+public final class SendWorkRequests implements AutoCloseable {
+    private static final long WR = Structs.IBV_SEND_WR.byteSize();
+    private static final long SGE = Structs.IBV_SGE.byteSize();
+
+    private final Arena arena;
+    private final MemorySegment wrs;
+    private final MemorySegment sges;
+    private final int capacity;
+    private final int maxSge;
+    private int count;
+    private int badIndex = -1;
+
+    /** A list of {@code capacity} work requests with up to {@code maxSge} SGEs each. */
+    public SendWorkRequests(int capacity, int maxSge) {
+        if (capacity < 1 || maxSge < 1) {
+            throw new IllegalArgumentException("capacity and maxSge must be >= 1: " + capacity + ", " + maxSge);
+        }
+        this.capacity = capacity;
+        this.maxSge = maxSge;
+        this.arena = Arena.ofShared();
+        this.wrs = arena.allocate(WR * capacity, 64);
+        this.sges = arena.allocate(SGE * capacity * maxSge, 64);
+        for (int i = 0; i < capacity; i++) {
+            wrs.set(JAVA_LONG, WR * i + Structs.SEND_SG_LIST, sges.address() + SGE * maxSge * i);
+        }
+    }
+
+    public int capacity() {
+        return capacity;
+    }
+
+    public int maxSge() {
+        return maxSge;
+    }
+
+    /** Work requests added since the last {@link #clear()}. */
+    public int count() {
+        return count;
+    }
+
+    /** Forget every work request (the memory is reused). */
+    public void clear() {
+        count = 0;
+        badIndex = -1;
+    }
+
+    /**
+     * Append a work request with no SGEs; returns its index, or -1 when the list is full.
+     * {@code flags} are {@link SendFlags} bits.
+     */
+    public int add(long wrId, Opcode opcode, int flags) {
+        int i = count;
+        if (i == capacity) {
+            return -1;
+        }
+        long base = WR * i;
+        wrs.set(JAVA_LONG, base + Structs.SEND_WR_ID, wrId);
+        wrs.set(JAVA_LONG, base + Structs.SEND_NEXT, 0L);
+        wrs.set(JAVA_INT, base + Structs.SEND_NUM_SGE, 0);
+        wrs.set(JAVA_INT, base + Structs.SEND_OPCODE, opcode.code);
+        wrs.set(JAVA_INT, base + Structs.SEND_FLAGS, flags);
+        wrs.set(JAVA_INT, base + Structs.SEND_IMM, 0);
+        wrs.set(JAVA_LONG, base + Structs.SEND_RDMA_REMOTE_ADDR, 0L);
+        wrs.set(JAVA_LONG, base + Structs.SEND_RDMA_RKEY, 0L);
+        if (i > 0) {
+            wrs.set(JAVA_LONG, base - WR + Structs.SEND_NEXT, wrs.address() + base);
+        }
+        count = i + 1;
+        return i;
+    }
+
+    /** Append a scatter/gather entry to work request {@code i}. */
+    public SendWorkRequests sge(int i, long addr, int length, int lkey) {
+        long base = WR * i;
+        int n = wrs.get(JAVA_INT, base + Structs.SEND_NUM_SGE);
+        if (n == maxSge) {
+            throw new IllegalStateException("work request " + i + " already has " + maxSge + " SGEs");
+        }
+        long s = SGE * ((long) maxSge * i + n);
+        sges.set(JAVA_LONG, s + Structs.SGE_ADDR, addr);
+        sges.set(JAVA_INT, s + Structs.SGE_LENGTH, length);
+        sges.set(JAVA_INT, s + Structs.SGE_LKEY, lkey);
+        wrs.set(JAVA_INT, base + Structs.SEND_NUM_SGE, n + 1);
+        return this;
+    }
+
+    /** Append an SGE covering {@code length} bytes at {@code offset} of a memory region. */
+    public SendWorkRequests sge(int i, MemoryRegion mr, long offset, int length) {
+        return sge(i, mr.address() + offset, length, mr.lkey());
+    }
+
+    /** Remote address and rkey of an RDMA write/read. */
+    public SendWorkRequests rdma(int i, long remoteAddr, int rkey) {
+        long base = WR * i;
+        wrs.set(JAVA_LONG, base + Structs.SEND_RDMA_REMOTE_ADDR, remoteAddr);
+        wrs.set(JAVA_INT, base + Structs.SEND_RDMA_RKEY, rkey);
+        return this;
+    }
+
+    /** Immediate data (host order here; stored in network order as verbs requires). */
+    public SendWorkRequests imm(int i, int imm) {
+        wrs.set(JAVA_INT, WR * i + Structs.SEND_IMM, Integer.reverseBytes(imm));
+        return this;
+    }
+
+    /** Destination of a UD or SRD work request. Overlaps {@link #rdma}: SRD RDMA is not expressible here. */
+    public SendWorkRequests ud(int i, AddressHandle ah, int remoteQpn, int remoteQkey) {
+        long base = WR * i;
+        wrs.set(JAVA_LONG, base + Structs.SEND_UD_AH, ah.handle());
+        wrs.set(JAVA_INT, base + Structs.SEND_UD_REMOTE_QPN, remoteQpn);
+        wrs.set(JAVA_INT, base + Structs.SEND_UD_REMOTE_QKEY, remoteQkey);
+        return this;
+    }
+
+    /** Replace the flags of work request {@code i}. */
+    public SendWorkRequests flags(int i, int flags) {
+        wrs.set(JAVA_INT, WR * i + Structs.SEND_FLAGS, flags);
+        return this;
+    }
+
+    public long wrId(int i) {
+        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_WR_ID);
+    }
+
+    /** The {@code ibv_wr_opcode} value of work request {@code i}. */
+    public int opcode(int i) {
+        return wrs.get(JAVA_INT, WR * i + Structs.SEND_OPCODE);
+    }
+
+    public int flags(int i) {
+        return wrs.get(JAVA_INT, WR * i + Structs.SEND_FLAGS);
+    }
+
+    public int numSge(int i) {
+        return wrs.get(JAVA_INT, WR * i + Structs.SEND_NUM_SGE);
+    }
+
+    public long sgeAddr(int i, int j) {
+        return sges.get(JAVA_LONG, SGE * ((long) maxSge * i + j) + Structs.SGE_ADDR);
+    }
+
+    public int sgeLength(int i, int j) {
+        return sges.get(JAVA_INT, SGE * ((long) maxSge * i + j) + Structs.SGE_LENGTH);
+    }
+
+    public int sgeLkey(int i, int j) {
+        return sges.get(JAVA_INT, SGE * ((long) maxSge * i + j) + Structs.SGE_LKEY);
+    }
+
+    /** Sum of the SGE lengths of work request {@code i}. */
+    public long length(int i) {
+        long sum = 0;
+        for (int j = 0, n = numSge(i); j < n; j++) {
+            sum += Integer.toUnsignedLong(sgeLength(i, j));
+        }
+        return sum;
+    }
+
+    public long remoteAddr(int i) {
+        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_RDMA_REMOTE_ADDR);
+    }
+
+    public int rkey(int i) {
+        return wrs.get(JAVA_INT, WR * i + Structs.SEND_RDMA_RKEY);
+    }
+
+    /** Immediate data in host order. */
+    public int imm(int i) {
+        return Integer.reverseBytes(wrs.get(JAVA_INT, WR * i + Structs.SEND_IMM));
+    }
+
+    public long ahHandle(int i) {
+        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_UD_AH);
+    }
+
+    public int remoteQpn(int i) {
+        return wrs.get(JAVA_INT, WR * i + Structs.SEND_UD_REMOTE_QPN);
+    }
+
+    public int remoteQkey(int i) {
+        return wrs.get(JAVA_INT, WR * i + Structs.SEND_UD_REMOTE_QKEY);
+    }
+
+    /**
+     * Index of the first work request the last failed post did not accept (verbs' {@code bad_wr}),
+     * or -1 after a successful post.
+     */
+    public int badIndex() {
+        return badIndex;
+    }
+
+    /** Set by providers when a post fails. */
+    public void badIndex(int index) {
+        this.badIndex = index;
+    }
+
+    /** The native chain: the first {@code struct ibv_send_wr}, valid while the list is open. */
+    public MemorySegment segment() {
+        return wrs;
+    }
+
+    /** Native address of work request {@code i} (to compare with a returned {@code bad_wr}). */
+    public long address(int i) {
+        return wrs.address() + WR * i;
+    }
+
+    @Override
+    public void close() {
+        if (arena.scope().isAlive()) {
+            arena.close();
+        }
+    }
+}

@@ -1,0 +1,22 @@
+package dev.scalep.verbs;
+
+/** Completion opcodes ({@code enum ibv_wc_opcode}). */
+public final class WcOpcode {
+    private WcOpcode() {
+    }
+
+    public static final int SEND = 0;
+    public static final int RDMA_WRITE = 1;
+    public static final int RDMA_READ = 2;
+    public static final int RECV = 128;
+    public static final int RECV_RDMA_WITH_IMM = 129;
+
+    /** The completion opcode the requester sees for a send opcode. */
+    public static int forRequester(Opcode op) {
+        return switch (op) {
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> RDMA_WRITE;
+            case SEND, SEND_WITH_IMM -> SEND;
+            case RDMA_READ -> RDMA_READ;
+        };
+    }
+}
