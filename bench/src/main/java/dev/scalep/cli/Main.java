@@ -24,7 +24,17 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
-        System.exit(run(args));
+        int rc;
+        try {
+            rc = run(args);
+        } catch (Throwable t) { // an Error escaping picocli's handler (e.g. a linkage problem)
+            if ("1".equals(System.getenv("SCALEP_DEBUG"))) {
+                t.printStackTrace();
+            }
+            System.err.println("scalep: internal error: " + t + " (run with SCALEP_DEBUG=1 for the stack trace)");
+            rc = 1;
+        }
+        System.exit(rc);
     }
 
     /** Run the command line and return its exit code (tests call this). */

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 
 /**
@@ -27,8 +28,18 @@ public final class Devices {
                 p = providers;
                 if (p == null) {
                     List<VerbsProvider> found = new ArrayList<>();
-                    for (VerbsProvider vp : ServiceLoader.load(VerbsProvider.class, Devices.class.getClassLoader())) {
-                        found.add(vp);
+                    var it = ServiceLoader.load(VerbsProvider.class, Devices.class.getClassLoader()).iterator();
+                    while (true) {
+                        try {
+                            if (!it.hasNext()) {
+                                break;
+                            }
+                            found.add(it.next());
+                        } catch (ServiceConfigurationError | LinkageError e) {
+                            // A provider that cannot load (e.g. a missing native dependency) is skipped,
+                            // and says why through a stand-in with no devices.
+                            found.add(new BrokenProvider(e.getMessage()));
+                        }
                     }
                     found.sort((a, b) -> Boolean.compare(!a.name().equals("sim"), !b.name().equals("sim")));
                     providers = p = List.copyOf(found);
@@ -72,5 +83,23 @@ public final class Devices {
             msg.append(" (").append(e.getKey()).append(": ").append(e.getValue()).append(')');
         }
         throw new NoSuchDeviceException(msg.toString());
+    }
+
+    /** Stands in for a provider that failed to load. */
+    private record BrokenProvider(String reason) implements VerbsProvider {
+        @Override
+        public String name() {
+            return "provider";
+        }
+
+        @Override
+        public List<Device> devices() {
+            return List.of();
+        }
+
+        @Override
+        public String unavailableReason() {
+            return "failed to load: " + reason;
+        }
     }
 }

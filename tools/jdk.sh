@@ -1,0 +1,33 @@
+# Sourced by ./scalep and ./run-tests: finds a JDK >= 22 (Panama FFM) and exports JAVA_HOME.
+# Order: $JAVA_HOME, `java` on PATH, then the JDKs under /usr/lib/jvm (newest first).
+
+scalep_java_version() { # prints the feature version of the java binary $1, or nothing
+    "$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p' | head -n1
+}
+
+scalep_find_jdk() {
+    local min=22 cand v
+    local tried=()
+    for cand in "${JAVA_HOME:+$JAVA_HOME/bin/java}" "$(command -v java 2>/dev/null)" \
+                $(ls -d /usr/lib/jvm/*/bin/java 2>/dev/null | sort -rV); do
+        [ -n "$cand" ] && [ -x "$cand" ] || continue
+        v=$(scalep_java_version "$cand")
+        tried+=("$cand (${v:-unknown})")
+        if [ -n "$v" ] && [ "$v" -ge "$min" ] && [ -x "$(dirname "$cand")/javac" ]; then
+            JAVA_HOME=$(cd "$(dirname "$cand")/.." && pwd)
+            export JAVA_HOME
+            return 0
+        fi
+    done
+    {
+        echo "scalep needs a JDK 22 or newer (it uses the Panama FFM API); it is built and tested with JDK 25."
+        if [ ${#tried[@]} -gt 0 ]; then
+            echo "Found only: ${tried[*]}"
+        else
+            echo "No java was found (JAVA_HOME unset, no java on PATH, nothing under /usr/lib/jvm)."
+        fi
+        echo "Install one, for example: apt-get install openjdk-25-jdk-headless (or Temurin 25 from adoptium.net),"
+        echo "or point JAVA_HOME at an existing JDK 25."
+    } >&2
+    return 1
+}
