@@ -1,0 +1,166 @@
+package dev.scalep.bench;
+
+import org.jfree.chart.ChartFactory;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.labels.StandardXYItemLabelGenerator;
+import org.jfree.chart.plot.CategoryPlot;
+import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.data.category.DefaultCategoryDataset;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+import org.jfree.svg.SVGGraphics2D;
+import org.jfree.svg.SVGUtils;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.awt.Font;
+import java.awt.Rectangle;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * SVG charts of a sweep (JFreeChart drawn into JFreeSVG): message rate vs threads per category,
+ * message rate vs hardware resources (the tradeoff frontier), the x-way sharing sweeps, and the
+ * "all w/o feature" ablations. Each plots the median over repeats.
+ */
+public final class Charts {
+    private static final int W = 900;
+    private static final int H = 560;
+
+    private Charts() {
+    }
+
+    /** Write every chart the measurements support into {@code dir}; returns the files written. */
+    public static List<Path> write(Path dir, List<Measurement> ms) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        List<Map<String, Object>> rows = ResultsWriter.summary(ms);
+        List<Path> out = new ArrayList<>();
+        List<Map<String, Object>> base = rows.stream()
+                .filter(r -> "".equals(r.get("shareAxis")) && "all".equals(r.get("variant"))).toList();
+        if (!base.isEmpty()) {
+            out.add(save(dir.resolve("rate-vs-threads.svg"), rateVsThreads(base)));
+            out.add(save(dir.resolve("rate-vs-resources.svg"), frontier(base)));
+        }
+        List<Map<String, Object>> sharing = rows.stream().filter(r -> !"".equals(r.get("shareAxis"))).toList();
+        if (!sharing.isEmpty()) {
+            out.add(save(dir.resolve("sharing-sweeps.svg"), sharingSweeps(sharing)));
+        }
+        List<Map<String, Object>> ablations = rows.stream().filter(r -> "".equals(r.get("shareAxis"))).toList();
+        if (ablations.stream().anyMatch(r -> !"all".equals(r.get("variant")))) {
+            out.add(save(dir.resolve("features.svg"), features(ablations)));
+        }
+        return out;
+    }
+
+    private static double num(Map<String, Object> r, String k) {
+        return ((Number) r.get(k)).doubleValue();
+    }
+
+    static JFreeChart rateVsThreads(List<Map<String, Object>> rows) {
+        Map<String, XYSeries> series = new LinkedHashMap<>();
+        for (Map<String, Object> r : rows) {
+            series.computeIfAbsent((String) r.get("category"), XYSeries::new).addOrUpdate(num(r, "threads"), num(r, "mmsgPerSec"));
+        }
+        XYSeriesCollection data = new XYSeriesCollection();
+        series.values().forEach(data::addSeries);
+        JFreeChart chart = ChartFactory.createXYLineChart("Message rate vs threads (" + rows.getFirst().get("device") + ", median)",
+                "sender threads", "million messages / s", data, PlotOrientation.VERTICAL, true, false, false);
+        XYPlot plot = chart.getXYPlot();
+        LogAxis x = new LogAxis("sender threads");
+        x.setBase(2);
+        x.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
+        plot.setDomainAxis(x);
+        style(chart, true);
+        return chart;
+    }
+
+    static JFreeChart frontier(List<Map<String, Object>> rows) {
+        double maxThreads = rows.stream().mapToDouble(r -> num(r, "threads")).max().orElse(1);
+        Map<String, XYSeries> series = new LinkedHashMap<>();
+        for (Map<String, Object> r : rows) {
+            if (num(r, "threads") == maxThreads) {
+                double resources = num(r, "uarPages") > 0 ? num(r, "uarPages") : num(r, "memoryBytes") / 1024.0;
+                series.computeIfAbsent((String) r.get("category"), XYSeries::new).addOrUpdate(resources, num(r, "mmsgPerSec"));
+            }
+        }
+        boolean uars = rows.stream().anyMatch(r -> num(r, "uarPages") > 0);
+        XYSeriesCollection data = new XYSeriesCollection();
+        series.values().forEach(data::addSeries);
+        JFreeChart chart = ChartFactory.createScatterPlot(
+                "Message rate vs hardware resources, " + (int) maxThreads + " threads (the tradeoff)",
+                uars ? "UAR pages allocated (fewer is better)" : "software memory, KiB (less is better)",
+                "million messages / s (more is better)", data, PlotOrientation.VERTICAL, true, false, false);
+        XYLineAndShapeRenderer renderer = (XYLineAndShapeRenderer) chart.getXYPlot().getRenderer();
+        renderer.setDefaultItemLabelGenerator(new StandardXYItemLabelGenerator("{0}"));
+        renderer.setDefaultItemLabelsVisible(true);
+        style(chart, false);
+        return chart;
+    }
+
+    static JFreeChart sharingSweeps(List<Map<String, Object>> rows) {
+        Map<String, XYSeries> series = new LinkedHashMap<>();
+        for (Map<String, Object> r : rows) {
+            String name = r.get("shareAxis") + " shared (" + (int) num(r, "threads") + " threads)";
+            series.computeIfAbsent(name, XYSeries::new).addOrUpdate(num(r, "ways"), num(r, "mmsgPerSec"));
+        }
+        XYSeriesCollection data = new XYSeriesCollection();
+        series.values().forEach(data::addSeries);
+        JFreeChart chart = ChartFactory.createXYLineChart("x-way sharing of one resource (median)",
+                "ways (threads per instance)", "million messages / s", data, PlotOrientation.VERTICAL, true, false, false);
+        LogAxis x = new LogAxis("ways (threads per instance)");
+        x.setBase(2);
+        x.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
+        chart.getXYPlot().setDomainAxis(x);
+        style(chart, true);
+        return chart;
+    }
+
+    static JFreeChart features(List<Map<String, Object>> rows) {
+        DefaultCategoryDataset data = new DefaultCategoryDataset();
+        double maxThreads = rows.stream().mapToDouble(r -> num(r, "threads")).max().orElse(1);
+        for (Map<String, Object> r : rows) {
+            if (num(r, "threads") == maxThreads) {
+                data.addValue(num(r, "mmsgPerSec"), (String) r.get("variant"), (String) r.get("category"));
+            }
+        }
+        JFreeChart chart = ChartFactory.createBarChart("Features: all vs all without one, " + (int) maxThreads + " threads",
+                "category", "million messages / s", data, PlotOrientation.VERTICAL, true, false, false);
+        CategoryPlot plot = chart.getCategoryPlot();
+        plot.setBackgroundPaint(Color.WHITE);
+        plot.setRangeGridlinePaint(new Color(220, 220, 220));
+        chart.setBackgroundPaint(Color.WHITE);
+        return chart;
+    }
+
+    private static void style(JFreeChart chart, boolean lines) {
+        chart.setBackgroundPaint(Color.WHITE);
+        chart.getTitle().setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
+        XYPlot plot = chart.getXYPlot();
+        plot.setBackgroundPaint(Color.WHITE);
+        plot.setDomainGridlinePaint(new Color(220, 220, 220));
+        plot.setRangeGridlinePaint(new Color(220, 220, 220));
+        XYLineAndShapeRenderer r = (XYLineAndShapeRenderer) plot.getRenderer();
+        r.setDefaultShapesVisible(true);
+        r.setDefaultLinesVisible(lines);
+        for (int i = 0; i < plot.getDataset().getSeriesCount(); i++) {
+            r.setSeriesStroke(i, new BasicStroke(2f));
+            r.setSeriesShapesVisible(i, true);
+            r.setSeriesLinesVisible(i, lines);
+        }
+    }
+
+    private static Path save(Path file, JFreeChart chart) throws IOException {
+        SVGGraphics2D g = new SVGGraphics2D(W, H);
+        chart.draw(g, new Rectangle(0, 0, W, H));
+        SVGUtils.writeToSVG(file.toFile(), g.getSVGElement());
+        return file;
+    }
+}

@@ -1,0 +1,17 @@
+package dev.scalep.bench;
+
+import dev.scalep.verbs.ResourceUsage;
+
+/**
+ * What one run of one configuration measured: wall time of the timed phase (warm-up excluded),
+ * messages completed, and the resource report of the endpoints that carried them, plus free-form
+ * notes (substitutions the endpoint layer made).
+ */
+public record Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,
+                          String notes) {
+
+    /** Million messages per second over all sender threads. */
+    public double mmsgPerSec() {
+        return seconds <= 0 ? 0 : messages / seconds / 1e6;
+    }
+}
