@@ -160,7 +160,7 @@ class PolicyLoaderTest {
         PolicyException top = fails("clases:\n  a: {}\n");
         assertEquals(2, top.errors().size(), "unknown key and missing classes");
         assertTrue(top.errors().get(0).message().contains("did you mean 'classes'?"), top.getMessage());
-        oneError(fails("classes:\n  a: {blueflame: of}\n"), 2, 18, "did you mean 'off'?");
+        oneError(fails("classes:\n  a: {blueflame: offf}\n"), 2, 18, "did you mean 'off'?");
         oneError(fails("classes:\n  a: {sharing: dynamc}\n"), 2, 16, "did you mean 'dynamic'?");
         oneError(fails("classes:\n  a: {zzzzzzzz: 1}\n"), 2, 7, "unknown key 'zzzzzzzz'");
         assertFalse(fails("classes:\n  a: {zzzzzzzz: 1}\n").getMessage().contains("did you mean"));
