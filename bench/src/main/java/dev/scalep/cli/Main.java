@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
         subcommands = {
                 DevicesCommand.class,
                 PolicyCommand.class,
+                SweepCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Main implements Runnable {

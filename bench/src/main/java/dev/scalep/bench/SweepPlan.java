@@ -1,0 +1,193 @@
+package dev.scalep.bench;
+
+import dev.scalep.policies.Category;
+import dev.scalep.policies.EffectivePolicy;
+import dev.scalep.policies.EndpointClass;
+import dev.scalep.policies.Policy;
+import dev.scalep.policies.PolicyLoader;
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.verbs.Device;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Turns the sweep's options into the list of configurations to run. Invalid options are rejected
+ * with {@link IllegalArgumentException} before anything runs.
+ */
+public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerThread, long warmupMessages,
+                        List<String> notes) {
+
+    /** The sharing level the sweep adds next to the six categories: MPI+threads with a combining shared QP. */
+    public static final String COMBINING = "mpi-threads,qp=shared:combining";
+    private static final Set<String> FEATURES = Set.of("postlist", "unsignaled", "inline", "blueflame");
+    private static final Set<String> AXES = Set.of("buf", "ctx", "pd", "mr", "cq", "qp");
+
+    /** What the user asked for; nulls take the defaults (or the --quick ones). */
+    public record Request(Device device, List<Integer> threads, List<String> categories, String policy, Long messages,
+                          int postlist, int unsignaled, int depth, List<String> without, String share, List<Integer> ways,
+                          String qpMode, Integer repeat, boolean quick) {
+    }
+
+    public static SweepPlan build(Request r) {
+        List<String> notes = new ArrayList<>();
+        List<Integer> threads = r.threads() != null ? r.threads() : r.quick() ? List.of(1, 2, 4) : List.of(1, 2, 4, 8, 16);
+        for (int t : threads) {
+            if (t < 1 || t > 1024) {
+                throw new IllegalArgumentException("--threads: " + t + " is out of range 1..1024");
+            }
+        }
+        long messages = r.messages() != null ? r.messages() : r.quick() ? 20_000 : 100_000;
+        if (messages < 1 || messages > 1_000_000_000L) {
+            throw new IllegalArgumentException("--messages: " + messages + " is out of range 1..1000000000");
+        }
+        int repeats = r.repeat() != null ? r.repeat() : r.quick() ? 2 : 3;
+        if (repeats < 1 || repeats > 100) {
+            throw new IllegalArgumentException("--repeat: " + repeats + " is out of range 1..100");
+        }
+        if (r.depth() < 1 || r.depth() > r.device().capabilities().maxQpWr()) {
+            throw new IllegalArgumentException("--depth: " + r.depth() + " is out of range 1.." + r.device().capabilities().maxQpWr()
+                    + " (the device's max_qp_wr)");
+        }
+        if (r.postlist() < 1 || r.postlist() > r.depth()) {
+            throw new IllegalArgumentException("--postlist: " + r.postlist() + " must be in 1..depth (" + r.depth() + ")");
+        }
+        if (r.unsignaled() < 1 || r.unsignaled() > r.depth()) {
+            throw new IllegalArgumentException("--unsignaled: " + r.unsignaled() + " must be in 1..depth (" + r.depth()
+                    + "): at least one of every queue-depth WQEs must be signaled");
+        }
+        for (String f : r.without()) {
+            if (!FEATURES.contains(f.toLowerCase(Locale.ROOT))) {
+                throw new IllegalArgumentException("--without: unknown feature '" + f + "'; use postlist, unsignaled, inline or blueflame");
+            }
+        }
+        if (!r.qpMode().equals("locked") && !r.qpMode().equals("combining")) {
+            throw new IllegalArgumentException("--qp-mode: '" + r.qpMode() + "' is not locked or combining");
+        }
+
+        Map<String, String> levels = new LinkedHashMap<>(); // label -> sharing
+        if (r.policy() != null) {
+            if (r.categories() != null) {
+                throw new IllegalArgumentException("--policy and --categories exclude each other");
+            }
+            Policy policy = r.policy().startsWith("catalog:")
+                    ? PolicyLoader.loadCatalog(r.policy().substring("catalog:".length()))
+                    : PolicyLoader.load(Path.of(r.policy()));
+            EffectivePolicy eff = policy.effective(r.device());
+            eff.degradations().forEach(d -> notes.add(d.message()));
+            for (EndpointClass c : eff.classes()) {
+                levels.put(c.name(), c.sharing().toString());
+            }
+        } else if (r.categories() != null) {
+            for (String arg : r.categories()) {
+                for (String part : arg.split(";")) {
+                    String s = part.strip();
+                    if (s.isEmpty()) {
+                        continue;
+                    }
+                    if (s.contains("=")) {
+                        levels.put(s, SharingConfig.parse(s).toString());
+                    } else {
+                        for (String name : s.split(",")) {
+                            String n = name.strip();
+                            levels.put(n, SharingConfig.parse(n).toString());
+                        }
+                    }
+                }
+            }
+        } else {
+            for (Category c : Category.values()) {
+                levels.put(c.spelling(), c.config().toString());
+            }
+            levels.put("mpi-threads+combining", SharingConfig.parse(COMBINING).toString());
+        }
+
+        List<SweepPoint> points = new ArrayList<>();
+        boolean bf = r.device().capabilities().blueFlame();
+        if (r.share() != null) {
+            String axis = r.share().toLowerCase(Locale.ROOT);
+            if (!AXES.contains(axis)) {
+                throw new IllegalArgumentException("--share: unknown axis '" + r.share() + "'; use buf, ctx, pd, mr, cq or qp");
+            }
+            int maxThreads = threads.stream().mapToInt(Integer::intValue).max().orElse(1);
+            List<Integer> ways = r.ways();
+            if (ways == null) {
+                ways = new ArrayList<>();
+                for (int w = 1; w <= maxThreads; w *= 2) {
+                    ways.add(w);
+                }
+            }
+            for (int t : threads) {
+                for (int w : ways) {
+                    if (w < 1 || t % w != 0) {
+                        notes.add(axis + " " + w + "-way skipped for " + t + " threads (ways must divide the thread count)");
+                        continue;
+                    }
+                    String sharing = xWay(axis, w, r.qpMode());
+                    points.add(new SweepPoint(r.device().name(), axis + " " + w + "-way", SharingConfig.parse(sharing).toString(),
+                            t, r.postlist(), r.unsignaled(), r.depth(), messages, true, bf, axis, w, "all"));
+                }
+            }
+        } else {
+            for (Map.Entry<String, String> e : levels.entrySet()) {
+                for (int t : threads) {
+                    points.add(new SweepPoint(r.device().name(), e.getKey(), e.getValue(), t, r.postlist(), r.unsignaled(),
+                            r.depth(), messages, true, bf, null, 1, "all"));
+                    for (String f : r.without()) {
+                        String fl = f.toLowerCase(Locale.ROOT);
+                        points.add(new SweepPoint(r.device().name(), e.getKey(), e.getValue(), t,
+                                fl.equals("postlist") ? 1 : r.postlist(), fl.equals("unsignaled") ? 1 : r.unsignaled(),
+                                r.depth(), messages, !fl.equals("inline"), bf && !fl.equals("blueflame"), null, 1, "w/o " + fl));
+                    }
+                }
+            }
+        }
+        long warmup = Math.max(1, messages / 5);
+        return new SweepPlan(List.copyOf(points), repeats, messages, warmup, List.copyOf(notes));
+    }
+
+    /**
+     * The sharing level of an x-way sweep of one axis: everything per thread (each thread its own
+     * context, as in MPI everywhere) except the swept axis, shared by {@code w} threads, and the
+     * parents it needs shared at least as widely (a QP shared by w threads needs their PD and CTX).
+     */
+    static String xWay(String axis, int w, String qpMode) {
+        String x = w == 1 ? "per-thread" : w + "way";
+        String ctx = "per-thread";
+        String pd = "per-thread";
+        String mr = "per-thread";
+        String buf = "per-thread";
+        String qp = "per-thread";
+        String cq = "per-qp";
+        switch (axis) {
+            case "ctx" -> ctx = x;
+            case "pd" -> {
+                ctx = x;
+                pd = x;
+            }
+            case "mr" -> {
+                ctx = x;
+                pd = x;
+                mr = x;
+            }
+            case "buf" -> buf = x;
+            case "cq" -> {
+                ctx = x;
+                cq = w == 1 ? "per-qp" : x;
+            }
+            case "qp" -> {
+                ctx = x;
+                pd = x;
+                qp = w == 1 ? "per-thread" : x + ":" + qpMode;
+                cq = "per-qp";
+            }
+            default -> throw new IllegalArgumentException(axis);
+        }
+        return "ctx=" + ctx + ",td=none,pd=" + pd + ",mr=" + mr + ",buf=" + buf + ",qp=" + qp + ",cq=" + cq + ",srq=none";
+    }
+}

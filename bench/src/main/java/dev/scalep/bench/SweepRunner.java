@@ -1,0 +1,158 @@
+package dev.scalep.bench;
+
+import dev.scalep.endpoints.Endpoint;
+import dev.scalep.endpoints.EndpointManager;
+import dev.scalep.endpoints.EndpointOptions;
+import dev.scalep.endpoints.Substitution;
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.threading.Completion;
+import dev.scalep.threading.SendPath;
+import dev.scalep.verbs.ContextOptions;
+import dev.scalep.verbs.Device;
+import dev.scalep.verbs.ResourceUsage;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+
+/**
+ * Runs the message-rate benchmark for one {@link SweepPoint}: a sender manager and a receiver
+ * manager at the point's sharing level, connected endpoint to endpoint; each sender thread posts
+ * {@code messages} 2-byte RDMA writes through its endpoint (postlist p, one signaled every q,
+ * polling c = d/q completions at a time), and waits until all of them completed. A warm-up pass
+ * runs first on the same endpoints and is not timed; then each repeat is timed from a barrier that
+ * releases all threads to the moment the last thread's last completion arrived.
+ */
+public final class SweepRunner {
+    /** Payload bytes per message (the research used 2). */
+    public static final int PAYLOAD = 2;
+    private static final long TIMEOUT_NANOS = TimeUnit.MINUTES.toNanos(5);
+
+    private SweepRunner() {
+    }
+
+    /** Options for the endpoints of a point. */
+    static EndpointOptions options(SweepPoint p) {
+        ContextOptions ctx = ContextOptions.DEFAULTS.withBlueFlame(p.blueFlame());
+        return EndpointOptions.DEFAULTS
+                .withDepths(p.depth(), EndpointOptions.DEFAULTS.recvDepth())
+                .withFeatures(p.postlist(), p.unsignaled(), p.inline() ? PAYLOAD : 0)
+                .withContext(ctx)
+                .withPollBatch(p.pollBatch());
+    }
+
+    /**
+     * Measure {@code repeats} timed runs of {@code p} after one warm-up of {@code warmup} messages
+     * per thread. {@code each} receives every measurement as it is made.
+     */
+    public static List<Measurement> run(Device device, SweepPoint p, int repeats, long warmup,
+                                        java.util.function.Consumer<Measurement> each) throws InterruptedException {
+        SharingConfig cfg = SharingConfig.parse(p.sharing());
+        EndpointOptions opts = options(p);
+        List<Measurement> out = new ArrayList<>();
+        try (EndpointManager sender = EndpointManager.open(device, cfg, p.threads(), opts);
+             EndpointManager receiver = EndpointManager.open(device, cfg, p.threads(), opts)) {
+            sender.connect(receiver);
+            ResourceUsage resources = sender.resources();
+            String notes = sender.substitutions().stream().map(Substitution::toString).collect(Collectors.joining("; "));
+            Endpoint[] eps = new Endpoint[p.threads()];
+            // Warm-up and repeats run on the same threads, which keep their endpoints.
+            int rounds = repeats + (warmup > 0 ? 1 : 0);
+            long[] nanos = new long[rounds];
+            CyclicBarrier start = new CyclicBarrier(p.threads() + 1);
+            CyclicBarrier end = new CyclicBarrier(p.threads() + 1);
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < p.threads(); t++) {
+                int idx = t;
+                Thread th = Thread.ofPlatform().name("sender-" + t).unstarted(() -> {
+                    Endpoint ep = null;
+                    try {
+                        ep = sender.acquire();
+                        eps[idx] = ep;
+                        Completion c = new Completion();
+                        for (int r = 0; r < rounds; r++) {
+                            start.await();
+                            long n = (warmup > 0 && r == 0) ? warmup : p.messages();
+                            sendAll(ep, c, n, idx);
+                            end.await();
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                        start.reset();
+                        end.reset();
+                    } finally {
+                        if (ep != null) {
+                            try {
+                                sender.release(ep);
+                            } catch (RuntimeException e) {
+                                failure.compareAndSet(null, e);
+                            }
+                        }
+                    }
+                });
+                threads.add(th);
+                th.start();
+            }
+            try {
+                for (int r = 0; r < rounds; r++) {
+                    start.await(5, TimeUnit.MINUTES);
+                    long t0 = System.nanoTime();
+                    end.await(5, TimeUnit.MINUTES);
+                    nanos[r] = System.nanoTime() - t0;
+                    if (warmup > 0 && r == 0) {
+                        continue;
+                    }
+                    int rep = warmup > 0 ? r : r + 1;
+                    Measurement m = new Measurement(p, rep, nanos[r] / 1e9, p.messages() * p.threads(), resources, notes);
+                    out.add(m);
+                    each.accept(m);
+                }
+            } catch (BrokenBarrierException | TimeoutException e) {
+                Throwable f = failure.get();
+                throw new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed: "
+                        + (f != null ? f : e), f != null ? f : e);
+            } finally {
+                for (Thread th : threads) {
+                    th.join(TimeUnit.SECONDS.toMillis(30));
+                }
+            }
+            Throwable f = failure.get();
+            if (f != null) {
+                throw new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed: " + f, f);
+            }
+        }
+        return out;
+    }
+
+    /** One thread's loop: post n writes, poll when the queue is full, then wait for every completion. */
+    private static void sendAll(Endpoint ep, Completion c, long n, int thread) {
+        int offset = (thread & 7) * PAYLOAD; // distinct bytes per thread within the endpoint's own buffer
+        for (long i = 0; i < n; i++) {
+            int rc;
+            while ((rc = ep.write(i, offset, PAYLOAD, offset)) == SendPath.EAGAIN) {
+                reap(ep, c);
+            }
+            if (rc != 0) {
+                throw new IllegalStateException("post failed: errno " + rc);
+            }
+        }
+        if (!ep.drain(TIMEOUT_NANOS)) {
+            throw new IllegalStateException("completions did not arrive within 5 minutes (" + ep.outstanding()
+                    + " outstanding)");
+        }
+    }
+
+    private static void reap(Endpoint ep, Completion c) {
+        while (ep.poll(c)) {
+            if (!c.ok()) {
+                throw new IllegalStateException("completion error: status " + c.status() + " for wr " + c.wrId());
+            }
+        }
+    }
+}
