@@ -1,0 +1,11 @@
+package dev.scalep.policies;
+
+/**
+ * Completion queue sizing and moderation ({@code ibv_modify_cq}).
+ *
+ * @param depth              CQ entries (1..4194304)
+ * @param moderationCount    completions per event, 0 = no moderation (0..65535)
+ * @param moderationPeriodUs microseconds before an event fires anyway, 0 = none (0..65535)
+ */
+public record CqSettings(int depth, int moderationCount, int moderationPeriodUs) {
+}

@@ -1,0 +1,160 @@
+package dev.scalep.policies;
+
+import dev.scalep.verbs.DeviceCapabilities;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Checks a policy's classes against the queue depth and a device's capabilities. */
+final class Validation {
+    private Validation() {
+    }
+
+    static EffectivePolicy validate(Policy p, String device, DeviceCapabilities caps) {
+        if (caps != null && device == null) {
+            throw new IllegalArgumentException("device name is null");
+        }
+        List<PolicyError> errors = new ArrayList<>();
+        List<Degradation> degradations = new ArrayList<>();
+        List<String> notes = new ArrayList<>();
+        Map<String, EndpointClass> out = new LinkedHashMap<>();
+        for (EndpointClass c : p.classes().values()) {
+            One one = new One(p, c, device, errors, degradations);
+            out.put(c.name(), one.run(caps, notes));
+        }
+        if (!errors.isEmpty()) {
+            throw new PolicyException(errors);
+        }
+        return new EffectivePolicy(p.source(), device, out, degradations, notes);
+    }
+
+    /** The checks of one class; fields hold the values as they are being adjusted. */
+    private static final class One {
+        final Policy p;
+        final EndpointClass c;
+        final String device;
+        final List<PolicyError> errors;
+        final List<Degradation> degradations;
+        final boolean fail;
+
+        One(Policy p, EndpointClass c, String device, List<PolicyError> errors, List<Degradation> degradations) {
+            this.p = p;
+            this.c = c;
+            this.device = device;
+            this.errors = errors;
+            this.degradations = degradations;
+            this.fail = c.onUnsupported() == OnUnsupported.FAIL;
+        }
+
+        /**
+         * A setting that cannot be honoured: an error when the class says fail and the value was
+         * written in the file, otherwise a reported degradation. Returns whether to apply {@code to}.
+         */
+        boolean unsupported(String key, Object from, Object to, String reason) {
+            SourceLocation where = p.origin(c.name(), key);
+            boolean explicit = where != null || !p.fromFile(c.name());
+            if (fail && explicit) {
+                SourceLocation at = where != null ? where : p.location(c.name());
+                errors.add(new PolicyError(at, "class " + c.name() + ": " + reason + " (on-unsupported: fail)"));
+                return false;
+            }
+            String why = explicit ? reason : reason + " (default)";
+            degradations.add(new Degradation(c.name(), key, String.valueOf(from), String.valueOf(to), why));
+            return true;
+        }
+
+        EndpointClass run(DeviceCapabilities caps, List<String> notes) {
+            String cn = "class " + c.name() + ": ";
+            String on = device == null ? "" : " on " + device;
+            SharingConfig sharing = c.sharing();
+            int qd = c.queueDepth();
+            int postlist = c.postlist();
+            int q = c.unsignaled();
+            int inline = c.inlineThreshold();
+            BlueFlame bf = c.blueFlame();
+            ChainedPosts chained = c.chained();
+            SrqSettings srq = c.srq();
+            CqSettings cq = c.cq();
+            SrdSettings srd = c.srd();
+
+            if (caps != null && qd > caps.maxQpWr()
+                    && unsupported("queue-depth", qd, caps.maxQpWr(), "queue-depth " + qd + " > device limit " + caps.maxQpWr() + on)) {
+                qd = caps.maxQpWr();
+            }
+            if (postlist > qd && unsupported("postlist", postlist, qd, "postlist " + postlist + " > queue-depth " + qd)) {
+                postlist = qd;
+            }
+            if (caps != null && !caps.unsignaled() && q > 1
+                    && unsupported("unsignaled", q, 1, "unsignaled " + q + " unsupported" + on + " (every WR is signaled)")) {
+                q = 1;
+            }
+            if (q > qd && unsupported("unsignaled", q, qd, "unsignaled interval " + q + " > queue-depth " + qd
+                    + " (one WR of every queue-depth must be signaled)")) {
+                q = qd;
+            }
+            if (chained.maxLength() > qd && unsupported("chained.max-length", chained.maxLength(), qd,
+                    "chained.max-length " + chained.maxLength() + " > queue-depth " + qd)) {
+                chained = new ChainedPosts(chained.enabled(), chained.poolSize(), qd);
+            }
+            if (caps != null && inline > caps.maxInline() && unsupported("inline", inline, caps.maxInline(),
+                    "inline " + inline + " > device limit " + caps.maxInline() + on)) {
+                inline = caps.maxInline();
+            }
+            if (caps != null && sharing.td() != TdMode.NONE && !caps.threadDomains()) {
+                SharingConfig to = sharing.withTd(TdMode.NONE);
+                if (unsupported("sharing", name(sharing), name(to), "td=" + sharing.td() + " needs thread domains, which "
+                        + device + " lacks (each QP keeps its own doorbell behind the provider's QP lock); sharing "
+                        + name(sharing))) {
+                    sharing = to;
+                }
+            }
+            if (caps != null && bf == BlueFlame.ON && !caps.blueFlame()
+                    && unsupported("blueflame", bf, BlueFlame.OFF, "blueflame on unsupported" + on)) {
+                bf = BlueFlame.OFF;
+            }
+            if (caps != null && sharing.srq() != Share.NONE && caps.maxSrq() == 0) {
+                SharingConfig to = sharing.with(SharingConfig.Axis.SRQ, Share.NONE);
+                if (unsupported("sharing", name(sharing), name(to), "srq=" + sharing.srq() + " but " + device
+                        + " has no SRQs; sharing " + name(sharing))) {
+                    sharing = to;
+                }
+            }
+            if (caps != null && sharing.srq() != Share.NONE && srq.depth() > caps.maxSrqWr()
+                    && unsupported("srq.depth", srq.depth(), caps.maxSrqWr(),
+                    "srq.depth " + srq.depth() + " > device limit " + caps.maxSrqWr() + on)) {
+                int d = caps.maxSrqWr();
+                srq = new SrqSettings(d, Math.min(srq.refillThreshold(), d), Math.max(1, Math.min(srq.refillBatch(), d)));
+            }
+            if (caps != null && cq.depth() > caps.maxCqe() && unsupported("cq.depth", cq.depth(), caps.maxCqe(),
+                    "cq.depth " + cq.depth() + " > device limit " + caps.maxCqe() + on)) {
+                cq = new CqSettings(caps.maxCqe(), Math.min(cq.moderationCount(), caps.maxCqe()), cq.moderationPeriodUs());
+            }
+            if (caps != null && caps.inOrder()) {
+                if (srd.ordering() != Ordering.NONE) {
+                    notes.add(cn + "srd.ordering " + srd.ordering() + " is a no-op on in-order device " + device
+                            + " (delivery is already in order) \u2192 none");
+                    srd = new SrdSettings(Ordering.NONE, srd.atomicsEmulation());
+                }
+                if (srd.atomicsEmulation()) {
+                    notes.add(cn + "srd.atomics-emulation is meant for SRD devices; on in-order device " + device
+                            + " atomics are emulated in software anyway (harmless)");
+                }
+            } else if (caps != null && srd.ordering() == Ordering.NONE) {
+                notes.add(cn + device + " delivers data and completions out of order and srd.ordering is none: "
+                        + "completion order is not post order");
+            }
+            if (postlist > 1 && bf == BlueFlame.ON) {
+                notes.add(cn + "blueflame on applies to single posts only; lists of " + postlist + " are DMA-read by the NIC");
+            }
+            return new EndpointClass(c.name(), sharing, qd, postlist, q, inline, bf, chained, c.sgeHeaderPayload(),
+                    srq, cq, srd, c.onUnsupported());
+        }
+
+        static String name(SharingConfig s) {
+            Category cat = s.category();
+            return cat != null ? cat.spelling() : s.toString();
+        }
+    }
+}
