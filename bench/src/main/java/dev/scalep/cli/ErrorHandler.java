@@ -13,16 +13,16 @@ final class ErrorHandler implements CommandLine.IExecutionExceptionHandler {
         if ("1".equals(System.getenv("SCALEP_DEBUG"))) {
             ex.printStackTrace();
         }
-        String cmd = cl.getCommandName();
+        String cmd = cl.getCommandSpec().qualifiedName();
         if (ex instanceof UserException || ex instanceof IllegalArgumentException) {
-            cl.getErr().println("scalep " + cmd + ": " + ex.getMessage());
+            cl.getErr().println(cmd + ": " + ex.getMessage());
             return USER_ERROR;
         }
         if (ex instanceof VerbsException) {
-            cl.getErr().println("scalep " + cmd + ": " + ex.getMessage());
+            cl.getErr().println(cmd + ": " + ex.getMessage());
             return VERBS_ERROR;
         }
-        cl.getErr().println("scalep " + cmd + ": internal error: " + ex
+        cl.getErr().println(cmd + ": internal error: " + ex
                 + " (run with SCALEP_DEBUG=1 for the stack trace, and please report it)");
         return VERBS_ERROR;
     }

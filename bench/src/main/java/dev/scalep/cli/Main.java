@@ -12,6 +12,7 @@ import picocli.CommandLine.Command;
         description = "Scalable RDMA communication endpoints: devices, sharing levels, policies, the sharing-tradeoff sweep.",
         subcommands = {
                 DevicesCommand.class,
+                PolicyCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Main implements Runnable {

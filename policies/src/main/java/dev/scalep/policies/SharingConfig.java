@@ -45,6 +45,10 @@ import java.util.Objects;
 public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf, Share qp, QpMode qpMode,
                             Share cq, Share srq) {
 
+    /** The values of {@link Category#STATIC}, the base for axes not given (built here so presets can parse). */
+    private static final SharingConfig STATIC_AXES = new SharingConfig(Share.ALL, TdMode.NONE, Share.ALL,
+            Share.PER_THREAD, Share.PER_THREAD, Share.PER_THREAD, QpMode.DIRECT, Share.PER_QP, Share.NONE);
+
     /** The axes, in axes-form order. */
     public enum Axis {
         CTX("ctx", "per-thread, shared, <x>way"),
@@ -277,7 +281,7 @@ public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf,
             if (comma < 0) break;
             pos = comma + 1;
         }
-        SharingConfig b = (base == null ? Category.STATIC : base).config();
+        SharingConfig b = base == null ? STATIC_AXES : base.config();
         Share ctx = or(shares[Axis.CTX.ordinal()], b.ctx);
         Share pd = or(shares[Axis.PD.ordinal()], b.pd);
         Share mr = or(shares[Axis.MR.ordinal()], b.mr);
