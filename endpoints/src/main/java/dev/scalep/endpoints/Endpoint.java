@@ -1,0 +1,369 @@
+package dev.scalep.endpoints;
+
+import dev.scalep.threading.Affinity;
+import dev.scalep.threading.Completion;
+import dev.scalep.threading.CompletionRouter;
+import dev.scalep.threading.SendBatch;
+import dev.scalep.threading.SendPath;
+import dev.scalep.threading.WrIds;
+import dev.scalep.verbs.Errno;
+import dev.scalep.verbs.MemoryRegion;
+import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.QueuePair;
+import dev.scalep.verbs.RecvWorkRequests;
+import dev.scalep.verbs.SendFlags;
+import dev.scalep.verbs.SharedReceiveQueue;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * One thread's communication endpoint: its buffers, its (possibly shared) QP and CQ, and the
+ * policy features on its post path (postlist p, every q-th request signaled, inline threshold).
+ *
+ * <p>Thread-bound: every data-path method must be called by the thread that acquired it from
+ * {@link EndpointManager#acquire()}. Another thread is refused with {@link IllegalStateException}
+ * before anything is posted: the runtime removed the driver's locks on that promise (RELIABILITY
+ * case 16). Data-path methods do not allocate; back-pressure is the return code
+ * {@link SendPath#EAGAIN} (poll completions, then retry).
+ *
+ * <p>Memory: four regions, cache-line aligned unless the BUF axis is shared: {@link #sendBuffer()}
+ * (source of writes and sends, target of the peer's reads), {@link #targetBuffer()} (where the
+ * peer's writes land), {@link #readBuffer()} (where this endpoint's reads land) and receive slots
+ * ({@link #recvSlot(int)}). Ids are the caller's, 47 bits ({@link WrIds#USER_BITS}).
+ */
+public final class Endpoint {
+    /** QKEY used between scalep's own SRD endpoints. */
+    static final int QKEY = 0x11111111;
+    /** User id of the zero-byte signaled write {@link #flush()} posts to retire unsignaled work; never delivered. */
+    static final long FLUSH_ID = WrIds.USER_MASK;
+
+    private final EndpointManager manager;
+    private final int index;
+    private final int owner;
+    private final SendPath path;
+    private final CompletionRouter router;
+    private final QueuePair qp;
+    private final SharedReceiveQueue srq;
+    private final MemoryRegion mr;
+    private final MemorySegment region;
+    private final long sendAddr;
+    private final long targetAddr;
+    private final long readAddr;
+    private final long recvAddr;
+    private final int lkey;
+    private final int bufferBytes;
+    private final int slotBytes;
+    private final int recvDepth;
+    private final SendBatch batch;
+    private final RecvWorkRequests recv = new RecvWorkRequests(1, 1);
+    private final Completion scratch = new Completion();
+    private final int signalEvery;
+    private final int inline;
+    private final int[] where;
+    private final int qpSharers;
+    private final int cqSharers;
+    private final Object recvLock;
+
+    private volatile Thread ownerThread;
+    private Affinity.Result pinResult;
+    private long peerTarget;
+    private long peerSend;
+    private int peerRkey;
+    private int sinceSignal;
+    private long posted;
+
+    Endpoint(EndpointManager manager, int index, int owner, SendPath path, CompletionRouter router, QueuePair qp,
+             SharedReceiveQueue srq, MemoryRegion mr, MemorySegment region, int ctx, int pd, int mrIdx, int qpIdx,
+             int cqIdx, int srqIdx, int tdIdx, int qpSharers, int cqSharers) {
+        this.manager = manager;
+        this.index = index;
+        this.owner = owner;
+        this.path = path;
+        this.router = router;
+        this.qp = qp;
+        this.srq = srq;
+        this.mr = mr;
+        this.region = region;
+        EndpointOptions o = manager.options();
+        this.bufferBytes = o.bufferBytes();
+        this.slotBytes = o.recvSlotBytes();
+        this.recvDepth = o.recvDepth();
+        this.sendAddr = region.address();
+        this.targetAddr = sendAddr + bufferBytes;
+        this.readAddr = targetAddr + bufferBytes;
+        this.recvAddr = readAddr + bufferBytes;
+        this.lkey = mr.lkey();
+        this.batch = new SendBatch(Math.min(o.postlist(), path.maxBatch()));
+        this.signalEvery = manager.signalEvery;
+        this.inline = manager.inlineThreshold;
+        this.where = new int[]{ctx, pd, mrIdx, qpIdx, cqIdx, srqIdx, tdIdx};
+        this.qpSharers = qpSharers;
+        this.cqSharers = cqSharers;
+        this.recvLock = manager.recvLocks[index];
+    }
+
+    void peer(Endpoint other) {
+        this.peerTarget = other.targetAddr;
+        this.peerSend = other.sendAddr;
+        this.peerRkey = other.mr.rkey();
+    }
+
+    void bind(Thread t, boolean pin) {
+        ownerThread = t;
+        if (pin) {
+            int[] cpus = Affinity.allowed();
+            pinResult = cpus.length == 0 ? Affinity.pin(index) : Affinity.pin(cpus[index % cpus.length]);
+        }
+    }
+
+    void unbind() {
+        checkOwner("release");
+        if (outstanding() != 0 || batch.count() != 0) {
+            throw new IllegalStateException("endpoint " + index + " has " + (outstanding() + batch.count())
+                    + " requests outstanding; flush() and poll them before release");
+        }
+        ownerThread = null;
+    }
+
+    private void checkOwner(String op) {
+        Thread t = ownerThread;
+        if (t != Thread.currentThread()) {
+            throw new IllegalStateException("endpoint " + index + " is bound to "
+                    + (t == null ? "no thread (acquire it first)" : "thread '" + t.getName() + "'")
+                    + "; refused " + op + " from thread '" + Thread.currentThread().getName() + "' (nothing posted)");
+        }
+    }
+
+    /** RDMA write {@code length} bytes at {@code offset} of the send buffer to the peer's target buffer at {@code remoteOffset}. */
+    public int write(long wrId, int offset, int length, int remoteOffset) {
+        checkOwner("write");
+        return stage(wrId, Opcode.RDMA_WRITE, sendAddr + offset, length, peerTarget + remoteOffset, 0);
+    }
+
+    /** RDMA write with immediate data; consumes one of the peer's receives. */
+    public int writeImm(long wrId, int offset, int length, int remoteOffset, int imm) {
+        checkOwner("writeImm");
+        return stage(wrId, Opcode.RDMA_WRITE_WITH_IMM, sendAddr + offset, length, peerTarget + remoteOffset, imm);
+    }
+
+    /** RDMA read {@code length} bytes at {@code remoteOffset} of the peer's send buffer into this read buffer at {@code offset}. */
+    public int read(long wrId, int offset, int length, int remoteOffset) {
+        checkOwner("read");
+        return stage(wrId, Opcode.RDMA_READ, readAddr + offset, length, peerSend + remoteOffset, 0);
+    }
+
+    /** Send {@code length} bytes at {@code offset} of the send buffer into the peer's next receive. */
+    public int send(long wrId, int offset, int length) {
+        checkOwner("send");
+        return stage(wrId, Opcode.SEND, sendAddr + offset, length, 0, 0);
+    }
+
+    /** Send with immediate data. */
+    public int sendImm(long wrId, int offset, int length, int imm) {
+        checkOwner("sendImm");
+        return stage(wrId, Opcode.SEND_WITH_IMM, sendAddr + offset, length, 0, imm);
+    }
+
+    private int stage(long wrId, Opcode op, long laddr, int length, long raddr, int imm) {
+        if (batch.isFull()) {
+            int rc = submit();
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        int flags = 0;
+        if (++sinceSignal >= signalEvery) {
+            flags = SendFlags.SIGNALED;
+            sinceSignal = 0;
+        }
+        if (length > 0 && length <= inline && op != Opcode.RDMA_READ) {
+            flags |= SendFlags.INLINE;
+        }
+        batch.add(WrIds.send(owner, wrId), op, flags, laddr, length, lkey, raddr, peerRkey, imm, 0);
+        if (batch.isFull()) {
+            int rc = submit();
+            if (rc != 0 && rc != SendPath.EAGAIN) {
+                return rc;
+            }
+        }
+        return 0;
+    }
+
+    private int submit() {
+        int n = batch.count();
+        if (n == 0) {
+            return 0;
+        }
+        int rc = path.post(batch);
+        if (rc == 0 || rc != SendPath.EAGAIN) {
+            posted += n;
+            batch.clear();
+        } else {
+            router.progress();
+        }
+        return rc;
+    }
+
+    /**
+     * Post everything staged (a partial postlist) with its last request signaled, so that all of
+     * this endpoint's work completes; if nothing is staged but unsignaled requests are outstanding,
+     * a zero-byte signaled write retires them (its completion is not delivered). Returns 0, or
+     * {@link SendPath#EAGAIN} when the queue is full (poll, then flush again).
+     */
+    public int flush() {
+        checkOwner("flush");
+        int n = batch.count();
+        if (n > 0) {
+            batch.flags(n - 1, batch.flags(n - 1) | SendFlags.SIGNALED);
+            sinceSignal = 0;
+            return submit();
+        }
+        if (sinceSignal > 0) {
+            Opcode op = qp.pd().context().capabilities().rdmaWrite() ? Opcode.RDMA_WRITE : Opcode.SEND;
+            batch.add(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED, 0, 0, lkey, peerTarget, peerRkey, 0, 0);
+            int rc = submit();
+            if (rc == 0) {
+                sinceSignal = 0;
+            } else if (rc == SendPath.EAGAIN) {
+                batch.clear();
+            }
+            return rc;
+        }
+        return 0;
+    }
+
+    /**
+     * Take this endpoint's next completion into {@code out}, polling the CQ on the sharers' behalf
+     * when none is waiting. Only signaled sends, receives and error completions are delivered.
+     */
+    public boolean poll(Completion out) {
+        checkOwner("poll");
+        for (;;) {
+            if (!router.pollOrProgress(owner, out)) {
+                return false;
+            }
+            if (out.isRecv() || out.wrId() != FLUSH_ID) {
+                return true;
+            }
+        }
+    }
+
+    /** Poll until every request posted from this endpoint is retired or {@code timeoutNanos} pass; returns whether they were. Discards completions. */
+    public boolean drain(long timeoutNanos) {
+        checkOwner("drain");
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (flush() == SendPath.EAGAIN) {
+            router.progress();
+            while (router.poll(owner, scratch)) {
+                // discarded
+            }
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+        }
+        while (outstanding() > 0) {
+            router.progress();
+            while (router.poll(owner, scratch)) {
+                // discarded
+            }
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.onSpinWait();
+        }
+        return true;
+    }
+
+    /** Requests posted and not yet retired (staged ones not counted). */
+    public long outstanding() {
+        return posted - path.retired(owner);
+    }
+
+    /** Requests staged in the postlist and not yet posted. */
+    public int staged() {
+        return batch.count();
+    }
+
+    /** Post receive slot {@code slot} again (after reading it). Any receive completion names its slot as the wrId. */
+    public int repost(int slot) {
+        checkOwner("repost");
+        return postRecv(slot);
+    }
+
+    void postInitialReceives() {
+        for (int s = 0; s < recvDepth; s++) {
+            int rc = postRecv(s);
+            if (rc != 0) {
+                throw new IllegalStateException("posting receive " + s + " of endpoint " + index + " failed: errno="
+                        + rc + " (" + Errno.name(rc) + ")");
+            }
+        }
+    }
+
+    private int postRecv(int slot) {
+        if (slot < 0 || slot >= recvDepth) {
+            throw new IllegalArgumentException("receive slot " + slot + " out of range 0.." + (recvDepth - 1));
+        }
+        synchronized (recvLock) {
+            recv.clear();
+            recv.add(WrIds.recv(owner, slot));
+            recv.sge(0, recvAddr + (long) slot * slotBytes, slotBytes, lkey);
+            return srq != null ? srq.postRecv(recv) : qp.postRecv(recv);
+        }
+    }
+
+    /** This endpoint's index in its manager. */
+    public int index() {
+        return index;
+    }
+
+    /** The owner index used in ids and completion routing (position among its CQ's threads). */
+    public int owner() {
+        return owner;
+    }
+
+    public MemorySegment sendBuffer() {
+        return region.asSlice(0, bufferBytes);
+    }
+
+    public MemorySegment targetBuffer() {
+        return region.asSlice(bufferBytes, bufferBytes);
+    }
+
+    public MemorySegment readBuffer() {
+        return region.asSlice(2L * bufferBytes, bufferBytes);
+    }
+
+    public MemorySegment recvSlot(int slot) {
+        return region.asSlice(3L * bufferBytes + (long) slot * slotBytes, slotBytes);
+    }
+
+    public QueuePair qp() {
+        return qp;
+    }
+
+    /** The pin outcome when the manager pinned the acquiring thread, else null. */
+    public Affinity.Result pinResult() {
+        return pinResult;
+    }
+
+    /** Which of the manager's resources this endpoint uses and how widely they are shared. */
+    public Usage usage() {
+        return new Usage(where[0], where[1], where[2], where[3], where[4], where[5], where[6], qp.uuar(),
+                qp.lockFree(), qpSharers, cqSharers, path.getClass().getSimpleName());
+    }
+
+    /**
+     * An endpoint's own resources: indexes into its manager's contexts, PDs, MRs, QPs, CQs, SRQs and
+     * TDs (-1 for none), the doorbell register its QP rings, whether the QP runs without the
+     * provider's lock, how many threads share its QP and CQ, and the send path class.
+     */
+    public record Usage(int context, int pd, int mr, int qp, int cq, int srq, int td, int uuar, boolean lockFreeQp,
+                        int qpSharers, int cqSharers, String sendPath) {
+    }
+
+    void closeLocal() {
+        batch.clear();
+        recv.close();
+    }
+}

@@ -1,0 +1,438 @@
+package dev.scalep.endpoints;
+
+import dev.scalep.policies.QpMode;
+import dev.scalep.policies.Share;
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.policies.TdMode;
+import dev.scalep.threading.CombiningPoster;
+import dev.scalep.threading.CompletionRouter;
+import dev.scalep.threading.ExclusivePoster;
+import dev.scalep.threading.LockedPoster;
+import dev.scalep.threading.SendPath;
+import dev.scalep.verbs.Access;
+import dev.scalep.verbs.AddressHandle;
+import dev.scalep.verbs.CompletionQueue;
+import dev.scalep.verbs.Context;
+import dev.scalep.verbs.CqOptions;
+import dev.scalep.verbs.Device;
+import dev.scalep.verbs.DeviceCapabilities;
+import dev.scalep.verbs.MemoryRegion;
+import dev.scalep.verbs.ProtectionDomain;
+import dev.scalep.verbs.QpInitAttr;
+import dev.scalep.verbs.QpType;
+import dev.scalep.verbs.QueuePair;
+import dev.scalep.verbs.ResourceUsage;
+import dev.scalep.verbs.SharedReceiveQueue;
+import dev.scalep.verbs.ThreadDomain;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * The resource-sharing manager: builds exactly the verbs resources a {@link SharingConfig} implies
+ * for {@code threads} threads on one device (contexts, PDs, MRs, TDs with parent domains, QPs, CQs,
+ * SRQs, no more) and hands each application thread a thread-bound {@link Endpoint}.
+ *
+ * <p>Allocation rule: resource axis {@code a} with {@code k} threads per instance gives thread
+ * {@code t} instance {@code t / k}; nesting (PD in CTX, MR/QP/SRQ in PD, CQ in CTX) is guaranteed by
+ * {@link SharingConfig}. TDs are allocated per QP, in QP order, {@link TdMode#tdsPerThread()} each:
+ * {@code dedicated-2x} allocates two default TDs per QP and binds the QP to the first (even) one, so
+ * each QP has a UAR page to itself; the odd TD only claims the page's second uUAR (the research also
+ * created a QP on it, never used; this manager does not). Initiation: a per-thread QP gets an
+ * {@link ExclusivePoster}; a shared QP a {@link LockedPoster} or {@link CombiningPoster}.
+ * Completion: every CQ is drained by a {@link CompletionRouter} into per-owner rings.
+ *
+ * <p>On a device that lacks a feature the manager substitutes the nearest setting and lists it in
+ * {@link #substitutions()}: no thread domains (EFA, rxe) → {@code td=none} (QPs on the driver's
+ * static doorbells, contexts as configured); out-of-order completions or no unsignaled support →
+ * every request signaled; inline above the device limit → the limit; no SRQ → per-QP receive queues.
+ *
+ * <p>Control-path methods are thread-safe; {@link #close()} must not race with endpoint use.
+ */
+public final class EndpointManager implements AutoCloseable {
+    private final Device device;
+    private final SharingConfig requested;
+    private final int threads;
+    private final EndpointOptions options;
+    private final List<Substitution> substitutions = new ArrayList<>();
+    final TdMode td;
+    final int signalEvery;
+    final int inlineThreshold;
+    final boolean useSrq;
+    final QpType qpType;
+
+    final List<Context> contexts = new ArrayList<>();
+    final List<ProtectionDomain> pds = new ArrayList<>();
+    final List<MemoryRegion> mrs = new ArrayList<>();
+    final List<Arena> arenas = new ArrayList<>();
+    final List<MemorySegment> mrMemory = new ArrayList<>();
+    final List<ThreadDomain> tds = new ArrayList<>();
+    final List<ProtectionDomain> parents = new ArrayList<>();
+    final List<QueuePair> qps = new ArrayList<>();
+    final List<CompletionQueue> cqs = new ArrayList<>();
+    final List<SharedReceiveQueue> srqs = new ArrayList<>();
+    final List<SendPath> paths = new ArrayList<>();
+    final List<CompletionRouter> routers = new ArrayList<>();
+    final List<AddressHandle> ahs = new ArrayList<>();
+    final Endpoint[] endpoints;
+    final Object[] recvLocks;
+    private final boolean[] taken;
+    private EndpointManager peer;
+    private boolean closed;
+
+    private EndpointManager(Device device, SharingConfig cfg, int threads, EndpointOptions opts) {
+        this.device = device;
+        this.requested = cfg;
+        this.threads = threads;
+        this.options = opts;
+        DeviceCapabilities caps = device.capabilities();
+        TdMode t = cfg.td();
+        if (t != TdMode.NONE && !caps.threadDomains()) {
+            substitutions.add(new Substitution("td", t.spelling(), "none", device.name()
+                    + " has no thread domains; QPs use the driver's static doorbell assignment, contexts as configured"));
+            t = TdMode.NONE;
+        }
+        this.td = t;
+        int q = opts.signalEvery();
+        if (q > 1 && (!caps.unsignaled() || !caps.inOrder())) {
+            substitutions.add(new Substitution("signalEvery", Integer.toString(q), "1", device.name()
+                    + (caps.unsignaled() ? " completes out of order, so an unsignaled request cannot be retired by a later completion"
+                    : " cannot post unsignaled work requests")));
+            q = 1;
+        }
+        int qpSharers = cfg.qp().threadsPerInstance(threads);
+        if (q > 1 && qpSharers > 1 && q > opts.sendDepth() / qpSharers) {
+            int clamped = Math.max(1, opts.sendDepth() / qpSharers);
+            substitutions.add(new Substitution("signalEvery", Integer.toString(q), Integer.toString(clamped),
+                    "a QP shared by " + qpSharers + " threads with depth " + opts.sendDepth()
+                            + " needs a signaled request among every depth/sharers of a thread's requests"));
+            q = clamped;
+        }
+        this.signalEvery = q;
+        int inl = opts.inlineThreshold();
+        if (inl > caps.maxInline()) {
+            substitutions.add(new Substitution("inline", Integer.toString(inl), Integer.toString(caps.maxInline()),
+                    device.name() + " inlines at most " + caps.maxInline() + " bytes"));
+            inl = caps.maxInline();
+        }
+        this.inlineThreshold = inl;
+        boolean srq = cfg.srq().kind() != Share.Kind.NONE;
+        if (srq && caps.maxSrq() == 0) {
+            substitutions.add(new Substitution("srq", cfg.srq().toString(), "none", device.name() + " has no SRQs"));
+            srq = false;
+        }
+        this.useSrq = srq;
+        this.qpType = caps.qpTypes().contains(QpType.RC) ? QpType.RC : QpType.SRD;
+        this.endpoints = new Endpoint[threads];
+        this.taken = new boolean[threads];
+        this.recvLocks = new Object[threads];
+    }
+
+    /**
+     * Build the endpoints of {@code threads} threads at sharing level {@code cfg} on {@code device}.
+     * Throws {@link IllegalArgumentException} for a bad argument before any verbs call, and the
+     * verbs exception of a failed create after destroying what was built.
+     */
+    public static EndpointManager open(Device device, SharingConfig cfg, int threads, EndpointOptions opts) {
+        if (threads < 1 || threads > dev.scalep.threading.WrIds.MAX_OWNERS) {
+            throw new IllegalArgumentException("threads must be in 1.." + dev.scalep.threading.WrIds.MAX_OWNERS + ": " + threads);
+        }
+        EndpointManager m = new EndpointManager(device, cfg, threads, opts == null ? EndpointOptions.DEFAULTS : opts);
+        try {
+            m.build();
+        } catch (RuntimeException | Error e) {
+            m.close();
+            throw e;
+        }
+        return m;
+    }
+
+    private static int per(Share s, int threads) {
+        return Math.max(1, s.threadsPerInstance(threads));
+    }
+
+    private void build() {
+        SharingConfig c = requested;
+        int n = threads;
+        int ctxPer = per(c.ctx(), n);
+        int pdPer = per(c.pd(), n);
+        int mrPer = per(c.mr(), n);
+        int qpPer = per(c.qp(), n);
+        boolean cqPerQp = c.cq().kind() == Share.Kind.PER_QP;
+        int cqPer = cqPerQp ? qpPer : per(c.cq(), n);
+        int srqPer = useSrq ? per(c.srq(), n) : 0;
+        boolean bufShared = c.buf().shared(n);
+        EndpointOptions o = options;
+        int regionBytes = 3 * o.bufferBytes() + o.recvDepth() * o.recvSlotBytes();
+        int stride = bufShared ? regionBytes : align(regionBytes, 64);
+
+        for (int i = 0; i < (n + ctxPer - 1) / ctxPer; i++) {
+            contexts.add(device.open(o.context()));
+        }
+        for (int i = 0; i < (n + pdPer - 1) / pdPer; i++) {
+            pds.add(contexts.get(i * pdPer / ctxPer).allocPd());
+        }
+        int[] sliceOffset = new int[n];
+        for (int i = 0; i < (n + mrPer - 1) / mrPer; i++) {
+            int first = i * mrPer;
+            int count = Math.min(mrPer, n - first);
+            Arena arena = Arena.ofShared();
+            arenas.add(arena);
+            MemorySegment mem = arena.allocate((long) stride * count, 4096);
+            mrMemory.add(mem);
+            for (int k = 0; k < count; k++) {
+                sliceOffset[first + k] = k * stride;
+            }
+            mrs.add(pds.get(first / pdPer).register(mem, Access.ALL_RDMA));
+        }
+        for (int i = 0; i < (n + cqPer - 1) / cqPer; i++) {
+            int first = i * cqPer;
+            int members = Math.min(cqPer, n - first);
+            int qpsOnCq = (members + qpPer - 1) / qpPer;
+            long depth = (long) qpsOnCq * o.sendDepth() + (long) members * o.recvDepth();
+            int max = device.capabilities().maxCqe();
+            if (depth > max) {
+                throw new IllegalArgumentException("a CQ serving " + members + " threads needs " + depth
+                        + " entries, above " + device.name() + "'s max_cqe " + max + "; lower sendDepth/recvDepth or share the CQ less");
+            }
+            CqOptions co = CqOptions.of((int) depth).withExtended(device.capabilities().extendedCqOnly());
+            CompletionQueue cq = contexts.get(first / ctxPer).createCq(co);
+            cqs.add(cq);
+            routers.add(new CompletionRouter(cq, members, o.sendDepth() + o.recvDepth(), o.pollBatch()));
+        }
+        for (int i = 0; useSrq && i < (n + srqPer - 1) / srqPer; i++) {
+            int first = i * srqPer;
+            int members = Math.min(srqPer, n - first);
+            srqs.add(pds.get(first / pdPer).createSrq(members * o.recvDepth(), 1));
+        }
+        for (int i = 0; i < (n + qpPer - 1) / qpPer; i++) {
+            int first = i * qpPer;
+            int members = Math.min(qpPer, n - first);
+            ProtectionDomain pd = pds.get(first / pdPer);
+            ProtectionDomain via = pd;
+            for (int k = 0; k < td.tdsPerThread(); k++) {
+                ThreadDomain d = contexts.get(first / ctxPer).allocTd(td.tdSharing());
+                tds.add(d);
+                if (k == 0) {
+                    via = pd.parentDomain(d);
+                    parents.add(via);
+                }
+            }
+            CompletionQueue cq = cqs.get(first / cqPer);
+            SharedReceiveQueue srq = useSrq ? srqs.get(first / srqPer) : null;
+            QpInitAttr attr = new QpInitAttr(qpType, cq, cq, srq, o.sendDepth(), srq == null ? members * o.recvDepth() : 0,
+                    1, 1, inlineThreshold, false);
+            QueuePair qp = via.createQp(attr);
+            qps.add(qp);
+            int owners = Math.min(cqPer, n - (first / cqPer) * cqPer);
+            SendPath path = members > 1
+                    ? (requested.qpMode() == QpMode.LOCKED
+                    ? new LockedPoster(qp, o.sendDepth(), owners, 1, null)
+                    : new CombiningPoster(qp, o.sendDepth(), owners, 1, null))
+                    : new ExclusivePoster(qp, o.postlist(), owners, 1, null);
+            paths.add(path);
+            routers.get(first / cqPer).route(qp.qpNum(), members > 1 ? -1 : first - (first / cqPer) * cqPer, path);
+            Object recvLock = new Object();
+            for (int k = 0; k < members; k++) {
+                recvLocks[first + k] = recvLock;
+            }
+        }
+        for (int t = 0; t < n; t++) {
+            int mrIdx = t / mrPer;
+            endpoints[t] = new Endpoint(this, t, t - (t / cqPer) * cqPer, paths.get(t / qpPer), routers.get(t / cqPer),
+                    qps.get(t / qpPer), useSrq ? srqs.get(t / srqPer) : null, mrs.get(mrIdx),
+                    mrMemory.get(mrIdx).asSlice(sliceOffset[t], regionBytes),
+                    t / ctxPer, t / pdPer, mrIdx, t / qpPer, t / cqPer, useSrq ? t / srqPer : -1,
+                    td == TdMode.NONE ? -1 : (t / qpPer) * td.tdsPerThread(), qpPer, cqPer);
+        }
+    }
+
+    private static int align(int v, int a) {
+        return (v + a - 1) / a * a;
+    }
+
+    /**
+     * Pair endpoint {@code i} of this manager with endpoint {@code i} of {@code other} (another
+     * manager in this process with the same thread count and QP layout): QP {@code k} connects to
+     * the other's QP {@code k}, receives are posted, each endpoint learns its peer's buffers.
+     */
+    public synchronized void connect(EndpointManager other) {
+        if (other == this) {
+            throw new IllegalArgumentException("connect a manager to another one, not to itself");
+        }
+        if (other.threads != threads || other.qps.size() != qps.size() || other.qpType != qpType) {
+            throw new IllegalArgumentException("cannot pair: " + threads + " threads/" + qps.size() + " QPs ("
+                    + qpType + ") with " + other.threads + " threads/" + other.qps.size() + " QPs (" + other.qpType + ")");
+        }
+        if (peer != null) {
+            throw new IllegalStateException("already connected");
+        }
+        synchronized (other) {
+            if (other.peer != null) {
+                throw new IllegalStateException("the other manager is already connected");
+            }
+            this.peer = other;
+            other.peer = this;
+            wire(other);
+            other.wire(this);
+            for (int t = 0; t < threads; t++) {
+                endpoints[t].peer(other.endpoints[t]);
+                other.endpoints[t].peer(endpoints[t]);
+            }
+            bringUp(other);
+            other.bringUp(this);
+            for (int t = 0; t < threads; t++) {
+                endpoints[t].postInitialReceives();
+                other.endpoints[t].postInitialReceives();
+            }
+            finishBringUp();
+            other.finishBringUp();
+        }
+    }
+
+    private void wire(EndpointManager other) {
+        if (qpType.connectionless()) {
+            for (int k = 0; k < qps.size(); k++) {
+                QueuePair remote = other.qps.get(k);
+                AddressHandle ah = qps.get(k).pd().createAh(remote.address());
+                ahs.add(ah);
+                paths.get(k).peer(0, ah, remote.qpNum(), Endpoint.QKEY);
+            }
+        }
+    }
+
+    private void bringUp(EndpointManager other) {
+        for (int k = 0; k < qps.size(); k++) {
+            QueuePair qp = qps.get(k);
+            qp.init(Access.ALL_RDMA);
+            qp.readyToReceive(qpType.connectionless() ? null : other.qps.get(k).address());
+        }
+    }
+
+    void finishBringUp() {
+        for (QueuePair qp : qps) {
+            qp.readyToSend(7, 7);
+        }
+    }
+
+    /**
+     * Bind a free endpoint to the calling thread (pinning it first when the options ask). Throws
+     * {@link IllegalStateException} when every endpoint is taken.
+     */
+    public synchronized Endpoint acquire() {
+        if (closed) {
+            throw new IllegalStateException("endpoint manager is closed");
+        }
+        for (int t = 0; t < threads; t++) {
+            if (!taken[t]) {
+                taken[t] = true;
+                endpoints[t].bind(Thread.currentThread(), options.pin());
+                return endpoints[t];
+            }
+        }
+        throw new IllegalStateException("all " + threads + " endpoints are acquired; release one first");
+    }
+
+    /** Unbind an endpoint (called by its owner thread, with nothing outstanding). */
+    public synchronized void release(Endpoint e) {
+        e.unbind();
+        taken[e.index()] = false;
+    }
+
+    public Device device() {
+        return device;
+    }
+
+    public int threads() {
+        return threads;
+    }
+
+    /** The configuration as requested. */
+    public SharingConfig requested() {
+        return requested;
+    }
+
+    public EndpointOptions options() {
+        return options;
+    }
+
+    /** The unsignaled interval in force after substitutions. */
+    public int signalEvery() {
+        return signalEvery;
+    }
+
+    /** What could not be honoured on this device, and what was built instead. */
+    public List<Substitution> substitutions() {
+        return Collections.unmodifiableList(substitutions);
+    }
+
+    /** Endpoint {@code i} (for inspection; use {@link #acquire()} to obtain one). */
+    public Endpoint endpoint(int i) {
+        return endpoints[i];
+    }
+
+    /** The transport the QPs use (RC, or SRD on EFA). */
+    public QpType qpType() {
+        return qpType;
+    }
+
+    /** Resources held by this manager, from the device's own accounting (sum over its contexts). */
+    public ResourceUsage resources() {
+        ResourceUsage sum = ResourceUsage.ZERO;
+        for (Context c : contexts) {
+            if (!c.isClosed()) {
+                sum = sum.plus(c.resources());
+            }
+        }
+        return sum;
+    }
+
+    /** The UAR allocation mode in force, as the first context describes it. */
+    public String uarDescription() {
+        return contexts.isEmpty() ? "" : contexts.get(0).uarDescription();
+    }
+
+    /** Destroy everything: posters and routers, then each context with all it owns, then the buffers. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        RuntimeException first = null;
+        for (Endpoint e : endpoints) {
+            if (e != null) {
+                e.closeLocal();
+            }
+        }
+        for (SendPath p : paths) {
+            p.close();
+        }
+        for (CompletionRouter r : routers) {
+            r.close();
+        }
+        for (QueuePair qp : qps) {
+            try {
+                qp.close();
+            } catch (RuntimeException e) {
+                if (first == null) first = e;
+            }
+        }
+        for (Context c : contexts) {
+            try {
+                c.close();
+            } catch (RuntimeException e) {
+                if (first == null) first = e;
+            }
+        }
+        for (Arena a : arenas) {
+            a.close();
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}

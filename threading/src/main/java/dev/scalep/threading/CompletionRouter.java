@@ -1,0 +1,243 @@
+package dev.scalep.threading;
+
+import dev.scalep.verbs.CompletionQueue;
+import dev.scalep.verbs.WcOpcode;
+import dev.scalep.verbs.WorkCompletions;
+import org.agrona.collections.Int2ObjectHashMap;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * Demultiplexes one CQ, possibly shared by several threads' QPs, into one single-producer ring per
+ * owner. Whoever calls {@link #progress()} and wins the poll role (a CAS, never a wait) polls the
+ * CQ and routes each completion by QP number: to the QP's fixed owner, or, for a QP several owners
+ * share, to the owner named in the id ({@link WrIds#owner}). Send completions of a QP registered
+ * with a {@link SendPath} are first retired through it, which returns their credits (unsignaled
+ * requests included) and restores the staged id. Every completion reaches exactly one owner ring,
+ * once; nothing is dropped: a record that does not fit waits in the router until its owner makes
+ * room (size owner rings for the signaled send and receive completions one owner can have
+ * outstanding, and this never happens).
+ *
+ * <p>Thread-safety: {@link #progress()} and {@link #route} any thread; {@link #poll(int, Completion)}
+ * only the owner's thread (one consumer per ring). The data path does not allocate or box.
+ */
+public final class CompletionRouter implements AutoCloseable {
+    private static final VarHandle ROLE;
+
+    static {
+        try {
+            ROLE = MethodHandles.lookup().findVarHandle(CompletionRouter.class, "role", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Where the completions of one QP go. */
+    private static final class Route {
+        final int owner;
+        final SendPath path;
+
+        Route(int owner, SendPath path) {
+            this.owner = owner;
+            this.path = path;
+        }
+    }
+
+    private final CompletionQueue cq;
+    private final CompletionRing[] rings;
+    private final Int2ObjectHashMap<Route> routes = new Int2ObjectHashMap<>();
+    private final WorkCompletions batch;
+    private final PaddedAtomicLong routed = new PaddedAtomicLong();
+    private final PaddedAtomicLong unrouted = new PaddedAtomicLong();
+    @SuppressWarnings("unused")
+    private long q00, q01, q02, q03, q04, q05, q06, q07;
+    private volatile int role;
+    @SuppressWarnings("unused")
+    private long q10, q11, q12, q13, q14, q15, q16, q17;
+    // Poll-role state (the CAS on role orders it between holders).
+    private int batchNext;
+    private int batchCount;
+    private boolean pending;
+    private int pendingOwner;
+    private long pWrId;
+    private int pStatus, pOpcode, pLen, pImm, pQp, pFlags;
+    private int lastError;
+
+    /**
+     * @param owners       number of owner rings
+     * @param ringCapacity records per owner ring (rounded up to a power of two)
+     * @param pollBatch    completions taken from the CQ per poll
+     */
+    public CompletionRouter(CompletionQueue cq, int owners, int ringCapacity, int pollBatch) {
+        if (owners < 1 || owners > WrIds.MAX_OWNERS) {
+            throw new IllegalArgumentException("owners must be in 1.." + WrIds.MAX_OWNERS + ": " + owners);
+        }
+        this.cq = cq;
+        this.rings = new CompletionRing[owners];
+        for (int i = 0; i < owners; i++) {
+            rings[i] = new CompletionRing(ringCapacity);
+        }
+        this.batch = new WorkCompletions(Math.max(1, pollBatch));
+    }
+
+    public CompletionQueue cq() {
+        return cq;
+    }
+
+    public int owners() {
+        return rings.length;
+    }
+
+    /**
+     * Route completions of QP {@code qpNum}: to {@code owner}, or when {@code owner} is -1 to the
+     * owner in each id; send completions are retired through {@code path} when it is not null.
+     * Control path; takes the poll role to change the table.
+     */
+    public void route(int qpNum, int owner, SendPath path) {
+        if (owner < -1 || owner >= rings.length) {
+            throw new IllegalArgumentException("owner " + owner + " out of range 0.." + (rings.length - 1));
+        }
+        acquireRole();
+        try {
+            routes.put(qpNum, new Route(owner, path));
+        } finally {
+            ROLE.setVolatile(this, 0);
+        }
+    }
+
+    /** Stop routing QP {@code qpNum} (after its completions are drained). Control path. */
+    public void unroute(int qpNum) {
+        acquireRole();
+        try {
+            routes.remove(qpNum);
+        } finally {
+            ROLE.setVolatile(this, 0);
+        }
+    }
+
+    private void acquireRole() {
+        while (!ROLE.compareAndSet(this, 0, 1)) {
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Poll the CQ once if no other thread is doing so, and route what it returned. Returns the
+     * number of completions routed, 0 when the role was busy or the CQ empty, or the CQ's negative
+     * errno (overrun). Never blocks.
+     */
+    public int progress() {
+        if (!ROLE.compareAndSet(this, 0, 1)) {
+            return 0;
+        }
+        try {
+            return progressHeld();
+        } finally {
+            ROLE.setVolatile(this, 0);
+        }
+    }
+
+    private int progressHeld() {
+        int n = 0;
+        if (pending) {
+            if (!rings[pendingOwner].offer(pWrId, pStatus, pOpcode, pLen, pImm, pQp, pFlags)) {
+                return 0;
+            }
+            pending = false;
+            n++;
+        }
+        if (batchNext == batchCount) {
+            int got = cq.poll(batch, batch.capacity());
+            if (got < 0) {
+                lastError = -got;
+                return n > 0 ? n : got;
+            }
+            batchNext = 0;
+            batchCount = got;
+        }
+        while (batchNext < batchCount) {
+            int i = batchNext++;
+            int qpn = batch.qpNum(i);
+            Route r = routes.get(qpn);
+            if (r == null) {
+                unrouted.getAndAdd(1);
+                continue;
+            }
+            long wrId = batch.wrId(i);
+            boolean recv = WrIds.isRecv(wrId);
+            if (!recv && r.path != null) {
+                wrId = r.path.retire(wrId);
+            }
+            int owner = r.owner >= 0 ? r.owner : WrIds.owner(wrId);
+            if (owner >= rings.length) {
+                unrouted.getAndAdd(1);
+                continue;
+            }
+            int status = batch.status(i);
+            int opcode = status == 0 ? batch.opcode(i) : (recv ? WcOpcode.RECV : -1);
+            int flags = (recv ? Completion.RECV : 0) | (status == 0 && batch.hasImm(i) ? Completion.WITH_IMM : 0);
+            int len = status == 0 ? batch.byteLen(i) : 0;
+            int imm = (flags & Completion.WITH_IMM) != 0 ? batch.imm(i) : 0;
+            long user = WrIds.user(wrId);
+            if (!rings[owner].offer(user, status, opcode, len, imm, qpn, flags)) {
+                pending = true;
+                pendingOwner = owner;
+                pWrId = user;
+                pStatus = status;
+                pOpcode = opcode;
+                pLen = len;
+                pImm = imm;
+                pQp = qpn;
+                pFlags = flags;
+                break;
+            }
+            n++;
+        }
+        if (n > 0) {
+            routed.getAndAdd(n);
+        }
+        return n;
+    }
+
+    /** Owner {@code owner}'s thread: take its next completion into {@code out}; false when none. */
+    public boolean poll(int owner, Completion out) {
+        return rings[owner].poll(out);
+    }
+
+    /** Owner's thread: its next completion, polling the CQ on its behalf when its ring is empty. */
+    public boolean pollOrProgress(int owner, Completion out) {
+        CompletionRing ring = rings[owner];
+        if (ring.poll(out)) {
+            return true;
+        }
+        progress();
+        return ring.poll(out);
+    }
+
+    /** The ring of one owner (its size is a snapshot any thread may read). */
+    public CompletionRing ring(int owner) {
+        return rings[owner];
+    }
+
+    /** Completions delivered to owner rings so far. */
+    public long routed() {
+        return routed.get();
+    }
+
+    /** Completions of QPs with no route (dropped and counted; a wiring error). */
+    public long unrouted() {
+        return unrouted.get();
+    }
+
+    /** The errno of the last failed CQ poll (EIO: overrun), 0 if none. */
+    public int lastError() {
+        return lastError;
+    }
+
+    /** Frees the poll batch memory (not the CQ). */
+    @Override
+    public void close() {
+        batch.close();
+    }
+}

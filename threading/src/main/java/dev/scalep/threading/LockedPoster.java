@@ -1,0 +1,59 @@
+package dev.scalep.threading;
+
+import dev.scalep.verbs.Errno;
+import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.QueuePair;
+
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The reference send path of a QP shared by several threads, as MPI+threads implements it today:
+ * one lock held around filling the postlist and ringing the doorbell, plus an atomic on the free
+ * queue depth. Thread-safe. Contention serialises the threads (compare {@link CombiningPoster}).
+ */
+public final class LockedPoster extends AbstractSendPath {
+    private final ReentrantLock lock = new ReentrantLock();
+
+    public LockedPoster(QueuePair qp, int maxBatch, int owners, int peers, PostFailureHandler onFailure) {
+        super(qp, maxBatch, owners, peers, onFailure);
+    }
+
+    @Override
+    public int post(SendBatch b) {
+        int n = b.count();
+        if (n > maxBatch) {
+            return Errno.EINVAL;
+        }
+        if (n == 0) {
+            return 0;
+        }
+        if (!credits.tryTake(n)) {
+            return EAGAIN;
+        }
+        lock.lock();
+        try {
+            for (int i = 0; i < n; i++) {
+                append(b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i],
+                        b.remoteAddr[i], b.rkey[i], b.imm[i], b.peer[i]);
+            }
+            return postList();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int post(long wrId, Opcode op, int flags, long localAddr, int length, int lkey,
+                    long remoteAddr, int rkey, int imm, int peer) {
+        if (!credits.tryTake(1)) {
+            return EAGAIN;
+        }
+        lock.lock();
+        try {
+            append(wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+            return postList();
+        } finally {
+            lock.unlock();
+        }
+    }
+}

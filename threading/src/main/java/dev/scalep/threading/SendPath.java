@@ -1,0 +1,65 @@
+package dev.scalep.threading;
+
+import dev.scalep.verbs.AddressHandle;
+import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.QueuePair;
+
+/**
+ * The initiation path of one send queue, with exact accounting of its free depth: a request takes
+ * one credit when it is accepted and gives it back when a completion retires it ({@link #retire}).
+ * On an in-order device a signaled completion also retires every unsignaled request posted before
+ * it on the same queue, and those are counted to their owners ({@link #retired(int)}).
+ *
+ * <p>Who may call {@link #post} concurrently is in the implementation's name:
+ * {@link ExclusivePoster} (one thread), {@link LockedPoster} and {@link CombiningPoster} (any).
+ * {@link #retire} is called by one thread at a time: whoever holds the poll role of the CQ the
+ * queue completes on. The data-path methods never allocate.
+ */
+public interface SendPath extends AutoCloseable {
+    /** Back-pressure: nothing was taken, the send queue (or the ring in front of it) is full. */
+    int EAGAIN = dev.scalep.verbs.Errno.EAGAIN;
+
+    QueuePair qp();
+
+    /** Send queue depth: the credits there are in all. */
+    int depth();
+
+    /** The most requests one {@link #post(SendBatch)} may carry. */
+    int maxBatch();
+
+    /** Credits free right now (a snapshot). */
+    long freeSlots();
+
+    /**
+     * Accept every request of {@code batch} or none: 0 when all were taken (posted now or handed to
+     * whoever posts next), {@link #EAGAIN} when none were (no credits), EINVAL when the batch is
+     * larger than {@link #maxBatch()}, or the errno of this caller's own {@code ibv_post_send} when
+     * the provider refused part of the list; every refused request is also reported to the
+     * {@link PostFailureHandler} and its credit returned. The batch may be reused on return.
+     */
+    int post(SendBatch batch);
+
+    /** One request; same contract as {@link #post(SendBatch)}. */
+    int post(long wrId, Opcode op, int flags, long localAddr, int length, int lkey,
+             long remoteAddr, int rkey, int imm, int peer);
+
+    /**
+     * Account a send completion polled from the CQ. Takes the {@code wr_id} the provider reported,
+     * returns the id the caller staged, gives back the credits of every request it retires and
+     * counts them to their owners. One thread at a time.
+     */
+    long retire(long completedWrId);
+
+    /** Requests of {@code owner} ({@link WrIds#owner}) retired so far (acquire read; any thread). */
+    long retired(int owner);
+
+    /** Requests refused by the provider after being accepted (reported to the handler). */
+    long rejected();
+
+    /** Address handle table entry {@code index} for connectionless QPs (control path). */
+    void peer(int index, AddressHandle ah, int remoteQpn, int remoteQkey);
+
+    /** Free the postlist memory (not the QP). */
+    @Override
+    void close();
+}
