@@ -42,7 +42,7 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerTh
                 throw new IllegalArgumentException("--threads: " + t + " is out of range 1..1024");
             }
         }
-        long messages = r.messages() != null ? r.messages() : r.quick() ? 20_000 : 100_000;
+        long messages = r.messages() != null ? r.messages() : r.quick() ? 50_000 : 200_000;
         if (messages < 1 || messages > 1_000_000_000L) {
             throw new IllegalArgumentException("--messages: " + messages + " is out of range 1..1000000000");
         }
@@ -80,7 +80,7 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerTh
                     : PolicyLoader.load(Path.of(r.policy()));
             EffectivePolicy eff = policy.effective(r.device());
             eff.degradations().forEach(d -> notes.add(d.message()));
-            for (EndpointClass c : eff.classes()) {
+            for (EndpointClass c : eff.classes().values()) {
                 levels.put(c.name(), c.sharing().toString());
             }
         } else if (r.categories() != null) {
@@ -147,7 +147,7 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerTh
                 }
             }
         }
-        long warmup = Math.max(1, messages / 5);
+        long warmup = Math.max(1, messages / 2);
         return new SweepPlan(List.copyOf(points), repeats, messages, warmup, List.copyOf(notes));
     }
 

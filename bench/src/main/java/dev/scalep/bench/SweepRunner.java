@@ -39,11 +39,9 @@ public final class SweepRunner {
     /** Options for the endpoints of a point. */
     static EndpointOptions options(SweepPoint p) {
         ContextOptions ctx = ContextOptions.DEFAULTS.withBlueFlame(p.blueFlame());
-        return EndpointOptions.DEFAULTS
-                .withDepths(p.depth(), EndpointOptions.DEFAULTS.recvDepth())
-                .withFeatures(p.postlist(), p.unsignaled(), p.inline() ? PAYLOAD : 0)
-                .withContext(ctx)
-                .withPollBatch(p.pollBatch());
+        EndpointOptions d = EndpointOptions.DEFAULTS;
+        return new EndpointOptions(p.depth(), d.recvDepth(), d.bufferBytes(), d.recvSlotBytes(), p.postlist(),
+                p.unsignaled(), p.inline() ? PAYLOAD : 0, false, p.pollBatch(), ctx);
     }
 
     /**
@@ -63,7 +61,10 @@ public final class SweepRunner {
             Endpoint[] eps = new Endpoint[p.threads()];
             // Warm-up and repeats run on the same threads, which keep their endpoints.
             int rounds = repeats + (warmup > 0 ? 1 : 0);
-            long[] nanos = new long[rounds];
+            // Each thread stamps its own start and end: the timed span is from the first thread's start
+            // to the last thread's end, independent of when the coordinating thread gets scheduled.
+            long[][] begin = new long[rounds][p.threads()];
+            long[][] finish = new long[rounds][p.threads()];
             CyclicBarrier start = new CyclicBarrier(p.threads() + 1);
             CyclicBarrier end = new CyclicBarrier(p.threads() + 1);
             AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -79,7 +80,9 @@ public final class SweepRunner {
                         for (int r = 0; r < rounds; r++) {
                             start.await();
                             long n = (warmup > 0 && r == 0) ? warmup : p.messages();
+                            begin[r][idx] = System.nanoTime();
                             sendAll(ep, c, n, idx);
+                            finish[r][idx] = System.nanoTime();
                             end.await();
                         }
                     } catch (Throwable e) {
@@ -102,14 +105,19 @@ public final class SweepRunner {
             try {
                 for (int r = 0; r < rounds; r++) {
                     start.await(5, TimeUnit.MINUTES);
-                    long t0 = System.nanoTime();
                     end.await(5, TimeUnit.MINUTES);
-                    nanos[r] = System.nanoTime() - t0;
+                    long first = Long.MAX_VALUE;
+                    long last = Long.MIN_VALUE;
+                    for (int t = 0; t < p.threads(); t++) {
+                        first = Math.min(first, begin[r][t]);
+                        last = Math.max(last, finish[r][t]);
+                    }
+                    long nanos = last - first;
                     if (warmup > 0 && r == 0) {
                         continue;
                     }
                     int rep = warmup > 0 ? r : r + 1;
-                    Measurement m = new Measurement(p, rep, nanos[r] / 1e9, p.messages() * p.threads(), resources, notes);
+                    Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes);
                     out.add(m);
                     each.accept(m);
                 }

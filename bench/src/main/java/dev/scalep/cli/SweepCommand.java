@@ -50,7 +50,7 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--policy", paramLabel = "FILE", description = "Sweep the endpoint classes of a policy file (or catalog:NAME) instead of categories.")
     String policy;
 
-    @Option(names = "--messages", paramLabel = "N", description = "Messages per thread per repeat (default 100000; --quick 20000).")
+    @Option(names = "--messages", paramLabel = "N", description = "Messages per thread per repeat (default 200000; --quick 50000).")
     Long messages;
 
     @Option(names = "--postlist", paramLabel = "P", description = "p: work requests per doorbell (default ${DEFAULT-VALUE}).")
@@ -105,6 +105,11 @@ final class SweepCommand implements Callable<Integer> {
         ProgressBarBuilder pbb = new ProgressBarBuilder().setTaskName("sweep").setInitialMax(totalUnits)
                 .setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(500).continuousUpdate()
                 .setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err));
+        // JIT warm-up of the data path before anything is timed (each configuration also gets its own warm-up run).
+        SweepPoint first = plan.points().getFirst();
+        SweepRunner.run(dev, new SweepPoint(first.device(), "jvm warm-up", first.sharing(), 1, first.postlist(),
+                first.unsignaled(), first.depth(), Math.min(200_000, first.messages() * 2), first.inline(), first.blueFlame(),
+                null, 1, "all"), 1, 0, m -> { });
         ProgressBar pb = noProgress ? null : pbb.build();
         try {
             for (SweepPoint p : plan.points()) {
