@@ -31,7 +31,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Pollers are serialised by a real {@link ReentrantLock} (the mlx5 CQ lock) unless the CQ was
  * created single-threaded. On a device that reorders (EFA), a poll that finds the ring empty drives
- * the device's progress (releases operations held in reordering windows) and looks once more.
+ * the device's progress (releases operations held in reordering windows) and looks once more; so
+ * does a thread waiting in {@link #awaitEvent}, every millisecond.
  */
 final class SimCq implements CompletionQueue {
     private static final VarHandle SEQ = MethodHandles.arrayElementVarHandle(long[].class);
@@ -241,6 +242,11 @@ final class SimCq implements CompletionQueue {
                 long left = deadline - now;
                 int period = modPeriodMicros;
                 long slice = period > 0 ? Math.min(left, TimeUnit.MICROSECONDS.toNanos(period)) : left;
+                if (reorders) {
+                    // a thread blocked on the channel is a progress point too: release held operations
+                    ctx.device.progressAll();
+                    slice = Math.min(slice, TimeUnit.MILLISECONDS.toNanos(1));
+                }
                 if (events.tryAcquire(Math.max(0, slice), TimeUnit.NANOSECONDS)) {
                     unacked.incrementAndGet();
                     return true;
