@@ -80,9 +80,19 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerTh
                     : PolicyLoader.load(Path.of(r.policy()));
             EffectivePolicy eff = policy.effective(r.device());
             eff.degradations().forEach(d -> notes.add(d.message()));
+            // Each class runs with its own features: depth, postlist, unsignaled interval, inline threshold, BlueFlame.
+            int maxThreadsP = threads.stream().mapToInt(Integer::intValue).max().orElse(1);
+            boolean bfDev = r.device().capabilities().blueFlame();
+            List<SweepPoint> classPoints = new ArrayList<>();
             for (EndpointClass c : eff.classes().values()) {
-                levels.put(c.name(), c.sharing().toString());
+                for (int t : threads) {
+                    classPoints.add(new SweepPoint(r.device().name(), c.name(), c.sharing().toString(), t, c.postlist(),
+                            c.unsignaled(), c.queueDepth(), messages, c.inlineThreshold() >= SweepRunner.PAYLOAD,
+                            bfDev && c.blueFlame() != dev.scalep.policies.BlueFlame.OFF, null, 1, "all"));
+                }
             }
+            notes.add("policy " + r.policy() + ": " + eff.classes().size() + " endpoint classes, up to " + maxThreadsP + " threads");
+            return new SweepPlan(List.copyOf(classPoints), repeats, messages, Math.max(1, messages / 2), List.copyOf(notes));
         } else if (r.categories() != null) {
             for (String arg : r.categories()) {
                 for (String part : arg.split(";")) {
