@@ -84,6 +84,8 @@ public final class SendWorkRequests implements AutoCloseable {
         wrs.set(JAVA_INT, base + Structs.SEND_IMM, 0);
         wrs.set(JAVA_LONG, base + Structs.SEND_RDMA_REMOTE_ADDR, 0L);
         wrs.set(JAVA_LONG, base + Structs.SEND_RDMA_RKEY, 0L);
+        wrs.set(JAVA_LONG, base + Structs.SEND_SCALEP_SRD_AH, 0L);
+        wrs.set(JAVA_LONG, base + Structs.SEND_SCALEP_SRD_QPN, 0L);
         if (i > 0) {
             wrs.set(JAVA_LONG, base - WR + Structs.SEND_NEXT, wrs.address() + base);
         }
@@ -125,13 +127,43 @@ public final class SendWorkRequests implements AutoCloseable {
         return this;
     }
 
-    /** Destination of a UD or SRD work request. Overlaps {@link #rdma}: SRD RDMA is not expressible here. */
+    /** Destination of a UD or SRD work request. Overlaps {@link #rdma}: for SRD RDMA use {@link #srdRdma}. */
     public SendWorkRequests ud(int i, AddressHandle ah, int remoteQpn, int remoteQkey) {
         long base = WR * i;
         wrs.set(JAVA_LONG, base + Structs.SEND_UD_AH, ah.handle());
         wrs.set(JAVA_INT, base + Structs.SEND_UD_REMOTE_QPN, remoteQpn);
         wrs.set(JAVA_INT, base + Structs.SEND_UD_REMOTE_QKEY, remoteQkey);
         return this;
+    }
+
+    /**
+     * An RDMA read or write on an SRD QP: remote address and rkey go to {@code wr.rdma} as for
+     * {@link #rdma}, and the destination (AH, remote QPN, QKEY) to scalep-private fields in the
+     * record's {@code bind_mw} area ({@link Structs#SEND_SCALEP_SRD_AH}), which libibverbs does not
+     * read for these opcodes; providers pass them on as {@code ibv_wr_set_ud_addr} does on EFA.
+     */
+    public SendWorkRequests srdRdma(int i, AddressHandle ah, int remoteQpn, int remoteQkey, long remoteAddr, int rkey) {
+        rdma(i, remoteAddr, rkey);
+        long base = WR * i;
+        wrs.set(JAVA_LONG, base + Structs.SEND_SCALEP_SRD_AH, ah.handle());
+        wrs.set(JAVA_INT, base + Structs.SEND_SCALEP_SRD_QPN, remoteQpn);
+        wrs.set(JAVA_INT, base + Structs.SEND_SCALEP_SRD_QKEY, remoteQkey);
+        return this;
+    }
+
+    /** The AH handle set by {@link #srdRdma}, 0 when none. */
+    public long srdAhHandle(int i) {
+        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_SCALEP_SRD_AH);
+    }
+
+    /** The remote QPN set by {@link #srdRdma}. */
+    public int srdRemoteQpn(int i) {
+        return wrs.get(JAVA_INT, WR * i + Structs.SEND_SCALEP_SRD_QPN);
+    }
+
+    /** The QKEY set by {@link #srdRdma}. */
+    public int srdRemoteQkey(int i) {
+        return wrs.get(JAVA_INT, WR * i + Structs.SEND_SCALEP_SRD_QKEY);
     }
 
     /** Replace the flags of work request {@code i}. */

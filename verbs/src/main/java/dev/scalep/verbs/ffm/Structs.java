@@ -89,6 +89,16 @@ public final class Structs {
             groupElement("wr"), groupElement("ud"), groupElement("remote_qpn"));
     public static final long SEND_UD_REMOTE_QKEY = IBV_SEND_WR.byteOffset(
             groupElement("wr"), groupElement("ud"), groupElement("remote_qkey"));
+    /** Start of the {@code bind_mw} area (48 bytes), which libibverbs never reads for RDMA or send opcodes. */
+    public static final long SEND_BIND_MW = off(IBV_SEND_WR, "bind_mw");
+    /**
+     * scalep-private fields inside the {@code bind_mw} area: the SRD destination (AH handle, remote
+     * QPN, QKEY) of an RDMA work request, whose {@code wr} union already holds remote address and rkey.
+     * The ibv provider turns them into {@code ibv_wr_set_ud_addr}; nothing else reads them.
+     */
+    public static final long SEND_SCALEP_SRD_AH = SEND_BIND_MW;
+    public static final long SEND_SCALEP_SRD_QPN = SEND_BIND_MW + 8;
+    public static final long SEND_SCALEP_SRD_QKEY = SEND_BIND_MW + 12;
 
     /** {@code struct ibv_recv_wr} (32 bytes). */
     public static final StructLayout IBV_RECV_WR = MemoryLayout.structLayout(

@@ -1,0 +1,87 @@
+package dev.scalep.verbs.sim;
+
+import dev.scalep.verbs.ClosedException;
+import dev.scalep.verbs.Errno;
+import dev.scalep.verbs.ProtectionDomain;
+import dev.scalep.verbs.RecvWorkRequests;
+import dev.scalep.verbs.SharedReceiveQueue;
+import dev.scalep.verbs.VerbsException;
+
+import java.util.LinkedHashSet;
+import java.util.Set;
+
+/** A simulated SRQ: one receive ring consumed by whichever attached QP a message reaches. Thread-safe. */
+final class SimSrq implements SharedReceiveQueue {
+    final SimPd pd;
+    final SimRecvQueue queue;
+    final Set<SimQp> qps = new LinkedHashSet<>();
+    private volatile boolean closed;
+
+    SimSrq(SimPd pd, int maxWr, int maxSge) {
+        this.pd = pd;
+        this.queue = new SimRecvQueue(maxWr, maxSge);
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    @Override
+    public int maxWr() {
+        return queue.capacity;
+    }
+
+    @Override
+    public int maxSge() {
+        return queue.maxSge;
+    }
+
+    @Override
+    public int postRecv(RecvWorkRequests wrs) {
+        if (closed) {
+            throw new ClosedException("shared receive queue");
+        }
+        return queue.post(wrs);
+    }
+
+    @Override
+    public int posted() {
+        return queue.count();
+    }
+
+    @Override
+    public void close() {
+        synchronized (pd.ctx.ctl) {
+            if (closed) {
+                return;
+            }
+            if (!qps.isEmpty()) {
+                throw new VerbsException("ibv_destroy_srq", Errno.EBUSY, pd.ctx.device.name(),
+                        "still used by " + qps);
+            }
+            destroy();
+        }
+    }
+
+    void destroy() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        queue.clear();
+        pd.srqs.remove(this);
+        pd.ctx.srqs.remove(this);
+        pd.ctx.accounting.add(Accounting.SRQS, -1);
+        pd.ctx.accounting.add(Accounting.MEMORY, -Accounting.SRQ_BYTES_PER_WR * queue.capacity);
+    }
+
+    @Override
+    public String toString() {
+        return "SRQ (" + queue.capacity + " WRs)";
+    }
+}

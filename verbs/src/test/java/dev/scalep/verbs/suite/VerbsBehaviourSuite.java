@@ -1,0 +1,894 @@
+package dev.scalep.verbs.suite;
+
+import dev.scalep.verbs.Access;
+import dev.scalep.verbs.AddressHandle;
+import dev.scalep.verbs.ClosedException;
+import dev.scalep.verbs.CompletionQueue;
+import dev.scalep.verbs.Context;
+import dev.scalep.verbs.CqOptions;
+import dev.scalep.verbs.Device;
+import dev.scalep.verbs.DeviceCapabilities;
+import dev.scalep.verbs.Errno;
+import dev.scalep.verbs.MemoryRegion;
+import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.ProtectionDomain;
+import dev.scalep.verbs.QpInitAttr;
+import dev.scalep.verbs.QpState;
+import dev.scalep.verbs.QpType;
+import dev.scalep.verbs.QueuePair;
+import dev.scalep.verbs.RecvWorkRequests;
+import dev.scalep.verbs.ResourceUsage;
+import dev.scalep.verbs.SendFlags;
+import dev.scalep.verbs.SendWorkRequests;
+import dev.scalep.verbs.SharedReceiveQueue;
+import dev.scalep.verbs.TdSharing;
+import dev.scalep.verbs.ThreadDomain;
+import dev.scalep.verbs.VerbsException;
+import dev.scalep.verbs.WcOpcode;
+import dev.scalep.verbs.WcStatus;
+import dev.scalep.verbs.WorkCompletions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The provider-neutral behavioural suite: every WR type, UD/SRD, postlist, unsignaled, inline, SRQ,
+ * batched polling, and the RELIABILITY.md cases the device can produce. Subclasses supply a
+ * {@link VerbsFixture}; tests pick QP types from the capabilities (RC where it exists, else SRD) and
+ * skip what a device lacks. Only the public API is used.
+ */
+@Timeout(60)
+public abstract class VerbsBehaviourSuite {
+    protected static final int QKEY = 0x11111111;
+    protected static final long TIMEOUT_NANOS = 10_000_000_000L;
+    private static final int MEM = 64 * 1024;
+
+    protected abstract VerbsFixture fixture();
+
+    /** A completion copied out of a {@link WorkCompletions} batch. */
+    public record Wc(long wrId, int status, int opcode, int byteLen, int imm, boolean hasImm, int qpNum, int srcQp) {
+        @Override
+        public String toString() {
+            return "wc(" + wrId + ", " + WcStatus.name(status) + ", op=" + opcode + ", len=" + byteLen + ")";
+        }
+    }
+
+    /** One side of a connection: its context, PD, CQ, QP, registered memory and an AH to the peer. */
+    public static final class End implements AutoCloseable {
+        public final Context ctx;
+        public final ProtectionDomain pd;
+        public final CompletionQueue cq;
+        public final QueuePair qp;
+        public final Arena arena = Arena.ofShared();
+        public final MemorySegment mem;
+        public final MemoryRegion mr;
+        public AddressHandle ah;
+
+        End(Device d, VerbsFixture f, QpType type, int depth, int inline, int access, int mrAccess) {
+            ctx = d.open(f.options());
+            pd = ctx.allocPd();
+            cq = ctx.createCq(cqOptions(ctx, 4 * depth));
+            QpInitAttr a = QpInitAttr.of(type, cq, depth).withSges(Math.min(2, ctx.capabilities().maxSge()), 1)
+                    .withInline(inline);
+            qp = pd.createQp(a);
+            mem = arena.allocate(MEM, 64);
+            mr = pd.register(mem, mrAccess);
+            qp.init(access);
+        }
+
+        @Override
+        public void close() {
+            ctx.close();
+            arena.close();
+        }
+    }
+
+    /** A connected requester (a) and responder (b). */
+    public final class Pair implements AutoCloseable {
+        public final End a;
+        public final End b;
+        public final QpType type;
+
+        Pair(QpType type, int depth, int inline, int rnrRetry, int mrAccessB) {
+            this.type = type;
+            VerbsFixture f = fixture();
+            a = new End(f.requester(), f, type, depth, inline, Access.ALL_RDMA, Access.ALL_RDMA);
+            b = new End(f.responder(), f, type, depth, inline, Access.ALL_RDMA, mrAccessB);
+            if (type == QpType.RC) {
+                a.qp.readyToReceive(b.qp.address());
+                b.qp.readyToReceive(a.qp.address());
+            } else {
+                a.qp.readyToReceive(null);
+                b.qp.readyToReceive(null);
+                a.ah = a.pd.createAh(b.qp.address());
+                b.ah = b.pd.createAh(a.qp.address());
+            }
+            a.qp.readyToSend(7, rnrRetry);
+            b.qp.readyToSend(7, rnrRetry);
+        }
+
+        /** Add a WR from a to b: local range of a's MR, remote offset in b's MR for RDMA opcodes. */
+        public int add(SendWorkRequests w, long id, Opcode op, int flags, long localOff, int len, long remoteOff) {
+            int i = w.add(id, op, flags);
+            if (len > 0) {
+                w.sge(i, a.mr, localOff, len);
+            }
+            long raddr = b.mr.address() + remoteOff;
+            if (type == QpType.RC) {
+                if (op.isRdma()) {
+                    w.rdma(i, raddr, b.mr.rkey());
+                }
+            } else if (type == QpType.SRD && op.isRdma()) {
+                w.srdRdma(i, a.ah, b.qp.qpNum(), QKEY, raddr, b.mr.rkey());
+            } else {
+                w.ud(i, a.ah, b.qp.qpNum(), QKEY);
+            }
+            return i;
+        }
+
+        @Override
+        public void close() {
+            a.close();
+            b.close();
+        }
+    }
+
+    protected static CqOptions cqOptions(Context ctx, int depth) {
+        return CqOptions.of(depth).withExtended(ctx.capabilities().extendedCqOnly());
+    }
+
+    protected DeviceCapabilities caps() {
+        return fixture().requester().capabilities();
+    }
+
+    /** RC where the device has it, else SRD (both reliable). */
+    protected QpType reliable() {
+        return caps().qpTypes().contains(QpType.RC) ? QpType.RC : QpType.SRD;
+    }
+
+    protected Pair pair() {
+        return new Pair(reliable(), 64, 0, 7, Access.ALL_RDMA);
+    }
+
+    protected static void fill(MemorySegment m, long off, int len, int seed) {
+        for (int i = 0; i < len; i++) {
+            m.set(JAVA_BYTE, off + i, (byte) (seed + i * 7));
+        }
+    }
+
+    protected static byte[] bytes(MemorySegment m, long off, int len) {
+        return m.asSlice(off, len).toArray(JAVA_BYTE);
+    }
+
+    protected static void postRecv(End e, long id, long off, int len) {
+        try (RecvWorkRequests r = new RecvWorkRequests(1, 1)) {
+            int i = r.add(id);
+            r.sge(i, e.mr, off, len);
+            assertEquals(0, e.qp.postRecv(r));
+        }
+    }
+
+    protected static void post(QueuePair qp, SendWorkRequests w) {
+        int rc = qp.postSend(w);
+        assertEquals(0, rc, "post failed: " + Errno.name(rc) + " at " + w.badIndex());
+    }
+
+    /** Poll until {@code n} completions arrived (fails after 10 s). */
+    protected static List<Wc> poll(CompletionQueue cq, int n) {
+        List<Wc> out = new ArrayList<>();
+        try (WorkCompletions wc = new WorkCompletions(16)) {
+            long deadline = System.nanoTime() + TIMEOUT_NANOS;
+            while (out.size() < n) {
+                int k = cq.poll(wc, Math.min(16, n - out.size()));
+                assertTrue(k >= 0, "poll returned " + k);
+                for (int i = 0; i < k; i++) {
+                    out.add(new Wc(wc.wrId(i), wc.status(i), wc.opcode(i), wc.byteLen(i), wc.imm(i), wc.hasImm(i),
+                            wc.qpNum(i), wc.srcQp(i)));
+                }
+                if (k == 0) {
+                    assertTrue(System.nanoTime() < deadline, "timed out with " + out.size() + "/" + n + ": " + out);
+                    Thread.onSpinWait();
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Poll a while and return what arrived (expected: nothing). */
+    protected static List<Wc> drain(CompletionQueue cq) {
+        List<Wc> out = new ArrayList<>();
+        try (WorkCompletions wc = new WorkCompletions(16)) {
+            for (int round = 0; round < 50; round++) {
+                int k = cq.poll(wc);
+                for (int i = 0; i < k; i++) {
+                    out.add(new Wc(wc.wrId(i), wc.status(i), wc.opcode(i), wc.byteLen(i), wc.imm(i), wc.hasImm(i),
+                            wc.qpNum(i), wc.srcQp(i)));
+                }
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ every WR type
+
+    @Test
+    void rdmaWriteMovesBytes() {
+        assumeTrue(caps().rdmaWrite());
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 2)) {
+            fill(p.a.mem, 0, 256, 3);
+            p.add(w, 7, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 256, 1024);
+            post(p.a.qp, w);
+            Wc c = poll(p.a.cq, 1).get(0);
+            assertEquals(WcStatus.SUCCESS, c.status());
+            assertEquals(7, c.wrId());
+            assertEquals(WcOpcode.RDMA_WRITE, c.opcode());
+            assertEquals(p.a.qp.qpNum(), c.qpNum());
+            assertArrayEquals(bytes(p.a.mem, 0, 256), bytes(p.b.mem, 1024, 256));
+            assertEquals(0, bytes(p.b.mem, 1024 + 256, 1)[0], "nothing written past the range");
+            assertTrue(drain(p.b.cq).isEmpty(), "an RDMA write consumes no receive");
+        }
+    }
+
+    @Test
+    void rdmaWriteGathersSges() {
+        assumeTrue(caps().rdmaWrite() && caps().maxSge() >= 2);
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 2)) {
+            fill(p.a.mem, 0, 100, 1);
+            fill(p.a.mem, 4000, 50, 9);
+            int i = p.add(w, 1, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 100, 512);
+            w.sge(i, p.a.mr, 4000, 50);
+            post(p.a.qp, w);
+            assertEquals(WcStatus.SUCCESS, poll(p.a.cq, 1).get(0).status());
+            assertArrayEquals(bytes(p.a.mem, 0, 100), bytes(p.b.mem, 512, 100));
+            assertArrayEquals(bytes(p.a.mem, 4000, 50), bytes(p.b.mem, 612, 50));
+        }
+    }
+
+    @Test
+    void writeWithImmConsumesReceive() {
+        assumeTrue(caps().writeWithImm());
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 2)) {
+            postRecv(p.b, 99, 0, 0 + 16);
+            fill(p.a.mem, 0, 64, 5);
+            int i = p.add(w, 8, Opcode.RDMA_WRITE_WITH_IMM, SendFlags.SIGNALED, 0, 64, 2048);
+            w.imm(i, 0xCAFE);
+            post(p.a.qp, w);
+            assertEquals(WcStatus.SUCCESS, poll(p.a.cq, 1).get(0).status());
+            Wc r = poll(p.b.cq, 1).get(0);
+            assertEquals(WcStatus.SUCCESS, r.status());
+            assertEquals(99, r.wrId());
+            assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, r.opcode());
+            assertTrue(r.hasImm());
+            assertEquals(0xCAFE, r.imm());
+            assertEquals(64, r.byteLen());
+            assertEquals(p.b.qp.qpNum(), r.qpNum());
+            assertArrayEquals(bytes(p.a.mem, 0, 64), bytes(p.b.mem, 2048, 64));
+        }
+    }
+
+    @Test
+    void rdmaReadFetchesRemoteBytes() {
+        assumeTrue(caps().rdmaRead());
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 2)) {
+            fill(p.b.mem, 8192, 300, 11);
+            p.add(w, 3, Opcode.RDMA_READ, SendFlags.SIGNALED, 100, 300, 8192);
+            post(p.a.qp, w);
+            Wc c = poll(p.a.cq, 1).get(0);
+            assertEquals(WcStatus.SUCCESS, c.status());
+            assertEquals(WcOpcode.RDMA_READ, c.opcode());
+            assertArrayEquals(bytes(p.b.mem, 8192, 300), bytes(p.a.mem, 100, 300));
+        }
+    }
+
+    @Test
+    void sendAndSendWithImm() {
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(2, 2)) {
+            postRecv(p.b, 50, 0, 512);
+            postRecv(p.b, 51, 512, 512);
+            fill(p.a.mem, 0, 200, 2);
+            fill(p.a.mem, 1000, 100, 4);
+            p.add(w, 1, Opcode.SEND, SendFlags.SIGNALED, 0, 200, 0);
+            int i = p.add(w, 2, Opcode.SEND_WITH_IMM, SendFlags.SIGNALED, 1000, 100, 0);
+            w.imm(i, 42);
+            post(p.a.qp, w);
+            List<Wc> s = poll(p.a.cq, 2);
+            assertTrue(s.stream().allMatch(c -> c.status() == WcStatus.SUCCESS && c.opcode() == WcOpcode.SEND), s::toString);
+            List<Wc> r = poll(p.b.cq, 2);
+            assertEquals(Set.of(50L, 51L), Set.of(r.get(0).wrId(), r.get(1).wrId()));
+            for (Wc c : r) {
+                assertEquals(WcStatus.SUCCESS, c.status());
+                assertEquals(WcOpcode.RECV, c.opcode());
+                assertEquals(p.a.qp.qpNum(), c.srcQp());
+                assertEquals(p.b.qp.qpNum(), c.qpNum());
+                long off = c.wrId() == 50 ? 0 : 512;
+                // receives are consumed in order; which send reached which receive depends on ordering
+                if (c.byteLen() == 200) {
+                    assertFalse(c.hasImm());
+                    assertArrayEquals(bytes(p.a.mem, 0, 200), bytes(p.b.mem, off, 200));
+                } else {
+                    assertEquals(100, c.byteLen());
+                    assertTrue(c.hasImm());
+                    assertEquals(42, c.imm());
+                    assertArrayEquals(bytes(p.a.mem, 1000, 100), bytes(p.b.mem, off, 100));
+                }
+            }
+        }
+    }
+
+    @Test
+    void udSendThroughAddressHandleCarriesGrh() {
+        assumeTrue(caps().qpTypes().contains(QpType.UD));
+        try (Pair p = new Pair(QpType.UD, 16, 0, 7, Access.ALL_RDMA); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            postRecv(p.b, 5, 0, 40 + 128);
+            fill(p.a.mem, 0, 128, 6);
+            p.add(w, 9, Opcode.SEND, SendFlags.SIGNALED, 0, 128, 0);
+            post(p.a.qp, w);
+            assertEquals(WcStatus.SUCCESS, poll(p.a.cq, 1).get(0).status());
+            Wc r = poll(p.b.cq, 1).get(0);
+            assertEquals(WcStatus.SUCCESS, r.status());
+            assertEquals(40 + 128, r.byteLen(), "UD receives carry a 40-byte GRH");
+            assertEquals(p.a.qp.qpNum(), r.srcQp());
+            assertArrayEquals(bytes(p.a.mem, 0, 128), bytes(p.b.mem, 40, 128));
+        }
+    }
+
+    @Test
+    void udRejectsRdma() {
+        assumeTrue(caps().qpTypes().contains(QpType.UD) && caps().rdmaWrite());
+        try (Pair p = new Pair(QpType.UD, 16, 0, 7, Access.ALL_RDMA); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            int i = w.add(1, Opcode.RDMA_WRITE, SendFlags.SIGNALED);
+            w.sge(i, p.a.mr, 0, 8).ud(i, p.a.ah, p.b.qp.qpNum(), QKEY);
+            assertEquals(Errno.EINVAL, p.a.qp.postSend(w));
+            assertEquals(0, w.badIndex());
+        }
+    }
+
+    // ------------------------------------------------------------------ features
+
+    @Test
+    void postlistRingsOneDoorbell() {
+        assumeTrue(caps().rdmaWrite());
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(16, 1)) {
+            long db = p.a.qp.counters().doorbells();
+            long wq = p.a.qp.counters().wqes();
+            for (int k = 0; k < 16; k++) {
+                fill(p.a.mem, k * 8L, 8, k);
+                p.add(w, k, Opcode.RDMA_WRITE, SendFlags.SIGNALED, k * 8L, 8, 4096 + k * 8L);
+            }
+            post(p.a.qp, w);
+            assertEquals(db + 1, p.a.qp.counters().doorbells());
+            assertEquals(wq + 16, p.a.qp.counters().wqes());
+            List<Wc> c = poll(p.a.cq, 16);
+            Set<Long> ids = new HashSet<>();
+            c.forEach(x -> {
+                assertEquals(WcStatus.SUCCESS, x.status());
+                ids.add(x.wrId());
+            });
+            assertEquals(16, ids.size());
+            assertArrayEquals(bytes(p.a.mem, 0, 128), bytes(p.b.mem, 4096, 128));
+        }
+    }
+
+    @Test
+    void unsignaledWritesFewerCompletionsAndRetiresOnSignal() {
+        assumeTrue(caps().unsignaled() && caps().rdmaWrite());
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(16, 1)) {
+            long before = p.a.cq.cqesWritten();
+            for (int k = 0; k < 15; k++) {
+                p.add(w, k, Opcode.RDMA_WRITE, 0, 0, 8, 0);
+            }
+            post(p.a.qp, w);
+            assertTrue(drain(p.a.cq).isEmpty(), "unsignaled WRs write no CQE");
+            assertEquals(15, p.a.qp.outstandingSends(), "unsignaled WQEs stay outstanding until a later CQE");
+            w.clear();
+            p.add(w, 15, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 8, 0);
+            post(p.a.qp, w);
+            List<Wc> c = poll(p.a.cq, 1);
+            assertEquals(15, c.get(0).wrId());
+            assertEquals(1, p.a.cq.cqesWritten() - before);
+            assertEquals(0, p.a.qp.outstandingSends(), "the CQE retired every earlier WQE");
+        }
+    }
+
+    @Test
+    void unsignaledRejectedWhereUnsupported() {
+        assumeFalse(caps().unsignaled());
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(2, 1)) {
+            postRecv(p.b, 1, 0, 64);
+            p.add(w, 1, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0);
+            p.add(w, 2, Opcode.SEND, 0, 0, 8, 0);
+            assertEquals(Errno.EINVAL, p.a.qp.postSend(w));
+            assertEquals(1, w.badIndex());
+            assertEquals(1, poll(p.a.cq, 1).size(), "the WR before bad_wr was posted");
+        }
+    }
+
+    private static void assumeFalse(boolean b) {
+        assumeTrue(!b);
+    }
+
+    @Test
+    void inlinePayloadIsCopiedAtPost() {
+        assumeTrue(caps().maxInline() >= 16);
+        int inline = Math.min(32, caps().maxInline());
+        try (Pair p = new Pair(reliable(), 16, inline, 7, Access.ALL_RDMA); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            postRecv(p.b, 1, 0, 64);
+            fill(p.a.mem, 0, 16, 77);
+            byte[] original = bytes(p.a.mem, 0, 16);
+            long inl = p.a.qp.counters().inlineWqes();
+            p.add(w, 1, Opcode.SEND, SendFlags.SIGNALED | SendFlags.INLINE, 0, 16, 0);
+            post(p.a.qp, w);
+            fill(p.a.mem, 0, 16, 1); // reuse the buffer immediately
+            assertEquals(inl + 1, p.a.qp.counters().inlineWqes());
+            assertEquals(WcStatus.SUCCESS, poll(p.a.cq, 1).get(0).status());
+            assertEquals(16, poll(p.b.cq, 1).get(0).byteLen());
+            assertArrayEquals(original, bytes(p.b.mem, 0, 16));
+        }
+    }
+
+    @Test
+    void sharedReceiveQueueServesSeveralQps() {
+        assumeTrue(caps().maxSrq() > 0 && caps().qpTypes().contains(QpType.RC));
+        VerbsFixture f = fixture();
+        try (Context ca = f.requester().open(f.options()); Context cb = f.responder().open(f.options());
+             Arena arena = Arena.ofShared(); SendWorkRequests w = new SendWorkRequests(1, 1);
+             RecvWorkRequests r = new RecvWorkRequests(4, 1)) {
+            ProtectionDomain pa = ca.allocPd();
+            ProtectionDomain pb = cb.allocPd();
+            CompletionQueue qa = ca.createCq(cqOptions(ca, 64));
+            CompletionQueue qb = cb.createCq(cqOptions(cb, 64));
+            SharedReceiveQueue srq = pb.createSrq(16, 1);
+            MemorySegment ma = arena.allocate(4096, 64);
+            MemorySegment mb = arena.allocate(4096, 64);
+            MemoryRegion ra = pa.register(ma, Access.ALL_RDMA);
+            MemoryRegion rb = pb.register(mb, Access.ALL_RDMA);
+            QueuePair[] as = new QueuePair[2];
+            QueuePair[] bs = new QueuePair[2];
+            for (int k = 0; k < 2; k++) {
+                as[k] = pa.createQp(QpInitAttr.of(QpType.RC, qa, 8));
+                bs[k] = pb.createQp(QpInitAttr.of(QpType.RC, qb, 8).withSrq(srq));
+            }
+            for (int k = 0; k < 2; k++) {
+                as[k].connect(bs[k].address(), Access.ALL_RDMA, 7);
+                bs[k].connect(as[k].address(), Access.ALL_RDMA, 7);
+            }
+            for (int k = 0; k < 4; k++) {
+                r.sge(r.add(100 + k), rb, k * 256L, 256);
+            }
+            assertEquals(0, srq.postRecv(r));
+            assertEquals(4, srq.posted());
+            for (int k = 0; k < 2; k++) {
+                w.clear();
+                ma.set(JAVA_BYTE, k, (byte) (k + 1));
+                w.sge(w.add(k, Opcode.SEND, SendFlags.SIGNALED), ra, k, 1);
+                post(as[k], w);
+            }
+            poll(qa, 2);
+            List<Wc> got = poll(qb, 2);
+            assertEquals(Set.of(bs[0].qpNum(), bs[1].qpNum()), Set.of(got.get(0).qpNum(), got.get(1).qpNum()));
+            assertEquals(2, srq.posted());
+            VerbsException busy = assertThrows(VerbsException.class, srq::close);
+            assertEquals(Errno.EBUSY, busy.errno());
+        }
+    }
+
+    @Test
+    void pollsCompletionsInBatches() {
+        assumeTrue(caps().rdmaWrite());
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(32, 1); WorkCompletions wc = new WorkCompletions(8)) {
+            for (int k = 0; k < 32; k++) {
+                p.add(w, 1000 + k, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 4, 0);
+            }
+            post(p.a.qp, w);
+            Set<Long> ids = new HashSet<>();
+            int batches = 0;
+            long deadline = System.nanoTime() + TIMEOUT_NANOS;
+            while (ids.size() < 32 && System.nanoTime() < deadline) {
+                int n = p.a.cq.poll(wc);
+                assertTrue(n >= 0 && n <= 8);
+                if (n > 0) {
+                    batches++;
+                }
+                for (int i = 0; i < n; i++) {
+                    assertTrue(ids.add(wc.wrId(i)), "duplicate " + wc.wrId(i));
+                }
+            }
+            assertEquals(32, ids.size());
+            assertTrue(batches >= 4);
+            assertEquals(0, p.a.cq.poll(wc, 8));
+        }
+    }
+
+    // ------------------------------------------------------------------ RELIABILITY cases
+
+    @Test
+    void case01PostInWrongState() {
+        try (End e = new End(fixture().requester(), fixture(), reliable(), 8, 0, Access.ALL_RDMA, Access.ALL_RDMA);
+             SendWorkRequests w = new SendWorkRequests(1, 1); RecvWorkRequests r = new RecvWorkRequests(1, 1)) {
+            w.sge(w.add(1, Opcode.SEND, SendFlags.SIGNALED), e.mr, 0, 8);
+            assertEquals(QpState.INIT, e.qp.state());
+            assertEquals(Errno.EINVAL, e.qp.postSend(w));
+            assertEquals(0, w.badIndex());
+            assertEquals(0, e.qp.counters().wqes());
+            e.qp.reset();
+            r.sge(r.add(1), e.mr, 0, 8);
+            assertEquals(Errno.EINVAL, e.qp.postRecv(r));
+            assertEquals(0, r.badIndex());
+            assertThrows(VerbsException.class, () -> e.qp.readyToSend(7, 7), "RESET → RTS is illegal");
+            assertTrue(drain(e.cq).isEmpty());
+        }
+    }
+
+    @Test
+    void case02QueueFullBackPressure() {
+        assumeTrue(caps().rdmaWrite());
+        try (Pair p = pair()) {
+            int max = p.a.qp.attributes().maxSendWr();
+            try (SendWorkRequests w = new SendWorkRequests(max + 1, 1)) {
+                for (int k = 0; k <= max; k++) {
+                    p.add(w, k, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 4, 0);
+                }
+                assertEquals(Errno.ENOMEM, p.a.qp.postSend(w));
+                assertEquals(max, w.badIndex());
+                List<Wc> c = poll(p.a.cq, max);
+                assertEquals(max, c.stream().map(Wc::wrId).distinct().count());
+                assertTrue(c.stream().allMatch(x -> x.status() == WcStatus.SUCCESS));
+            }
+            int rmax = p.b.qp.attributes().maxRecvWr();
+            try (RecvWorkRequests r = new RecvWorkRequests(rmax + 1, 1)) {
+                for (int k = 0; k <= rmax; k++) {
+                    r.sge(r.add(k), p.b.mr, 0, 8);
+                }
+                assertEquals(Errno.ENOMEM, p.b.qp.postRecv(r));
+                assertEquals(rmax, r.badIndex());
+            }
+        }
+    }
+
+    @Test
+    void case03WrBeyondCapabilities() {
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(2, 4)) {
+            int maxSge = p.a.qp.attributes().maxSendSge();
+            postRecv(p.b, 1, 0, 64);
+            p.add(w, 1, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0);
+            int i = p.add(w, 2, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0);
+            for (int k = 0; k < maxSge; k++) {
+                w.sge(i, p.a.mr, 8 + k, 1);
+            }
+            assertEquals(Errno.EINVAL, p.a.qp.postSend(w), "num_sge above max_send_sge");
+            assertEquals(1, w.badIndex());
+            assertEquals(1, poll(p.a.cq, 1).size());
+            w.clear();
+            p.add(w, 3, Opcode.SEND, SendFlags.SIGNALED | SendFlags.INLINE, 0, 8, 0);
+            assertEquals(Errno.EINVAL, p.a.qp.postSend(w), "inline on a QP created without inline");
+            assertEquals(0, w.badIndex());
+        }
+    }
+
+    @Test
+    void case04CreateAboveLimits() {
+        VerbsFixture f = fixture();
+        try (Context c = f.requester().open(f.options())) {
+            ResourceUsage base = c.resources();
+            int maxCqe = c.capabilities().maxCqe();
+            VerbsException e = assertThrows(VerbsException.class, () -> c.createCq(cqOptions(c, maxCqe + 1)));
+            assertTrue(e.getMessage().contains(String.valueOf(maxCqe)), e.getMessage());
+            assertTrue(e.getMessage().contains(f.requester().name()), e.getMessage());
+            ProtectionDomain pd = c.allocPd();
+            CompletionQueue cq = c.createCq(cqOptions(c, 64));
+            int maxWr = c.capabilities().maxQpWr();
+            VerbsException q = assertThrows(VerbsException.class,
+                    () -> pd.createQp(QpInitAttr.of(reliable(), cq, maxWr + 1)));
+            assertEquals(Errno.EINVAL, q.errno());
+            assertTrue(q.getMessage().contains(String.valueOf(maxWr)), q.getMessage());
+            assertThrows(VerbsException.class, () -> pd.createQp(QpInitAttr.of(reliable(), cq, 4)
+                    .withInline(c.capabilities().maxInline() + 1)));
+            assertThrows(VerbsException.class, () -> pd.createQp(QpInitAttr.of(reliable(), cq, 4)
+                    .withSges(c.capabilities().maxSge() + 1, 1)));
+            cq.close();
+            pd.close();
+            assertEquals(base, c.resources(), "nothing leaked");
+        }
+    }
+
+    @Test
+    void case05BadRkeyIsRemoteAccessError() {
+        assumeTrue(caps().rdmaWrite());
+        try (Pair p = new Pair(reliable(), 16, 0, 7, Access.LOCAL_WRITE | Access.REMOTE_READ);
+             SendWorkRequests w = new SendWorkRequests(3, 1)) {
+            fill(p.a.mem, 0, 64, 9);
+            p.add(w, 1, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 64, 0); // b's MR lacks REMOTE_WRITE
+            p.add(w, 2, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 64, 64);
+            post(p.a.qp, w);
+            List<Wc> c = poll(p.a.cq, 2);
+            assertEquals(WcStatus.REM_ACCESS_ERR, c.get(0).status());
+            assertEquals(1, c.get(0).wrId());
+            assertEquals(WcStatus.WR_FLUSH_ERR, c.get(1).status());
+            assertEquals(QpState.ERR, p.a.qp.state());
+            assertArrayEquals(new byte[128], bytes(p.b.mem, 0, 128), "target memory unchanged");
+            w.clear();
+            p.add(w, 3, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 64, 0);
+            assertEquals(Errno.EINVAL, p.a.qp.postSend(w), "a QP in ERR takes no new sends");
+        }
+    }
+
+    @Test
+    void case05OutOfRangeAndWrongRkey() {
+        assumeTrue(caps().rdmaWrite());
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            int i = p.add(w, 1, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 64, MEM - 32); // runs past the MR
+            post(p.a.qp, w);
+            assertEquals(WcStatus.REM_ACCESS_ERR, poll(p.a.cq, 1).get(0).status());
+            assertArrayEquals(new byte[32], bytes(p.b.mem, MEM - 32, 32));
+            assertTrue(i == 0);
+        }
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            int i = p.add(w, 1, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 64, 0);
+            if (p.type == QpType.SRD) {
+                w.srdRdma(i, p.a.ah, p.b.qp.qpNum(), QKEY, p.b.mr.address(), p.b.mr.rkey() ^ 0x5a5a00);
+            } else {
+                w.rdma(i, p.b.mr.address(), p.b.mr.rkey() ^ 0x5a5a00);
+            }
+            post(p.a.qp, w);
+            assertEquals(WcStatus.REM_ACCESS_ERR, poll(p.a.cq, 1).get(0).status());
+        }
+    }
+
+    @Test
+    void case06BadLkeyIsLocalProtectionError() {
+        assumeTrue(caps().rdmaWrite());
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            int i = w.add(1, Opcode.RDMA_WRITE, SendFlags.SIGNALED);
+            w.sge(i, p.a.mr.address(), 64, p.a.mr.lkey() ^ 0x5a5a00);
+            if (p.type == QpType.SRD) {
+                w.srdRdma(i, p.a.ah, p.b.qp.qpNum(), QKEY, p.b.mr.address(), p.b.mr.rkey());
+            } else {
+                w.rdma(i, p.b.mr.address(), p.b.mr.rkey());
+            }
+            fill(p.a.mem, 0, 64, 1);
+            post(p.a.qp, w);
+            assertEquals(WcStatus.LOC_PROT_ERR, poll(p.a.cq, 1).get(0).status());
+            assertArrayEquals(new byte[64], bytes(p.b.mem, 0, 64), "no data moved");
+        }
+    }
+
+    @Test
+    void case07ReceiveTooSmall() {
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            postRecv(p.b, 77, 0, 16);
+            p.add(w, 1, Opcode.SEND, SendFlags.SIGNALED, 0, 64, 0);
+            post(p.a.qp, w);
+            assertEquals(WcStatus.REM_INV_REQ_ERR, poll(p.a.cq, 1).get(0).status());
+            Wc r = poll(p.b.cq, 1).get(0);
+            assertEquals(77, r.wrId());
+            assertEquals(WcStatus.LOC_LEN_ERR, r.status());
+        }
+    }
+
+    @Test
+    void case08RnrRetryExceeded() {
+        try (Pair p = new Pair(reliable(), 16, 0, 1, Access.ALL_RDMA); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            p.add(w, 1, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0);
+            post(p.a.qp, w);
+            assertEquals(WcStatus.RNR_RETRY_EXC_ERR, poll(p.a.cq, 1).get(0).status());
+            assertEquals(QpState.ERR, p.a.qp.state());
+        }
+    }
+
+    @Test
+    void case08InfiniteRnrWaitsForReceive() {
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            fill(p.a.mem, 0, 8, 3);
+            p.add(w, 1, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0);
+            post(p.a.qp, w);
+            assertTrue(drain(p.a.cq).isEmpty(), "the send waits for a receive");
+            postRecv(p.b, 2, 100, 64);
+            assertEquals(WcStatus.SUCCESS, poll(p.a.cq, 1).get(0).status());
+            assertEquals(8, poll(p.b.cq, 1).get(0).byteLen());
+            assertArrayEquals(bytes(p.a.mem, 0, 8), bytes(p.b.mem, 100, 8));
+        }
+    }
+
+    @Test
+    void case09PeerGone() {
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(2, 1)) {
+            p.b.qp.close();
+            p.add(w, 1, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0);
+            p.add(w, 2, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0);
+            post(p.a.qp, w);
+            List<Wc> c = poll(p.a.cq, 2);
+            assertEquals(WcStatus.RETRY_EXC_ERR, c.get(0).status());
+            assertEquals(WcStatus.WR_FLUSH_ERR, c.get(1).status());
+            assertEquals(1, c.stream().filter(x -> x.status() == WcStatus.RETRY_EXC_ERR).count(), "reported once");
+            w.clear();
+            p.add(w, 3, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0);
+            assertEquals(Errno.EINVAL, p.a.qp.postSend(w));
+        }
+    }
+
+    @Test
+    void case10ErrorFlushesEverythingOnceThenReusable() {
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(5, 1); RecvWorkRequests r = new RecvWorkRequests(3, 1)) {
+            for (int k = 0; k < 5; k++) {
+                p.add(w, k, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0); // no receive at b: they wait (rnr 7)
+            }
+            post(p.a.qp, w);
+            for (int k = 0; k < 3; k++) {
+                r.sge(r.add(100 + k), p.a.mr, 1024 + k * 64L, 64);
+            }
+            assertEquals(0, p.a.qp.postRecv(r));
+            assertTrue(drain(p.a.cq).isEmpty());
+            p.a.qp.toError();
+            List<Wc> c = poll(p.a.cq, 8);
+            assertTrue(c.stream().allMatch(x -> x.status() == WcStatus.WR_FLUSH_ERR), c::toString);
+            List<Long> sends = c.stream().map(Wc::wrId).filter(x -> x < 100).toList();
+            assertEquals(List.of(0L, 1L, 2L, 3L, 4L), sends, "each send flushed once, in SQ order");
+            assertEquals(Set.of(100L, 101L, 102L), c.stream().map(Wc::wrId).filter(x -> x >= 100)
+                    .collect(java.util.stream.Collectors.toSet()));
+            assertTrue(drain(p.a.cq).isEmpty(), "nothing twice");
+            assertEquals(0, p.a.qp.outstandingSends());
+            p.a.qp.reset();
+            p.a.qp.init(Access.ALL_RDMA);
+            p.a.qp.readyToReceive(p.type == QpType.RC ? p.b.qp.address() : null);
+            p.a.qp.readyToSend(7, 7);
+            postRecv(p.b, 9, 0, 64);
+            w.clear();
+            p.add(w, 42, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0);
+            post(p.a.qp, w);
+            Wc ok = poll(p.a.cq, 1).get(0);
+            assertEquals(42, ok.wrId());
+            assertEquals(WcStatus.SUCCESS, ok.status());
+        }
+    }
+
+    @Test
+    void case12CloseWithLiveChildrenIsRefused() {
+        VerbsFixture f = fixture();
+        try (Context c = f.requester().open(f.options()); Arena arena = Arena.ofShared()) {
+            ProtectionDomain pd = c.allocPd();
+            CompletionQueue cq = c.createCq(cqOptions(c, 16));
+            MemoryRegion mr = pd.register(arena.allocate(4096, 64), Access.LOCAL_WRITE);
+            QueuePair qp = pd.createQp(QpInitAttr.of(reliable(), cq, 4));
+            VerbsException e = assertThrows(VerbsException.class, pd::close);
+            assertEquals(Errno.EBUSY, e.errno());
+            assertTrue(e.getMessage().contains("MR") && e.getMessage().contains("QP"), e.getMessage());
+            VerbsException e2 = assertThrows(VerbsException.class, cq::close);
+            assertEquals(Errno.EBUSY, e2.errno());
+            // both stay usable
+            MemoryRegion mr2 = pd.register(arena.allocate(4096, 64), Access.LOCAL_WRITE);
+            try (WorkCompletions wc = new WorkCompletions(1)) {
+                assertEquals(0, cq.poll(wc));
+            }
+            qp.close();
+            qp.close();
+            mr.close();
+            mr2.close();
+            pd.close();
+            pd.close();
+            cq.close();
+            cq.close();
+            if (c.capabilities().threadDomains()) {
+                ProtectionDomain pd2 = c.allocPd();
+                ThreadDomain td = c.allocTd(TdSharing.DEFAULT);
+                ProtectionDomain parent = pd2.parentDomain(td);
+                assertEquals(Errno.EBUSY, assertThrows(VerbsException.class, td::close).errno());
+                assertEquals(Errno.EBUSY, assertThrows(VerbsException.class, pd2::close).errno());
+                parent.close();
+                td.close();
+                pd2.close();
+            }
+        }
+    }
+
+    @Test
+    void case13CloseCqWithUnackedEvents() {
+        assumeTrue(caps().rdmaWrite());
+        VerbsFixture f = fixture();
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            CompletionQueue cq = p.a.ctx.createCq(cqOptions(p.a.ctx, 16).withCompletionChannel(true));
+            assertFalse(cq.awaitEvent(1_000_000), "no event before a completion");
+            cq.requestNotify();
+            QueuePair qp = p.a.pd.createQp(QpInitAttr.of(p.type, cq, 4));
+            qp.init(Access.ALL_RDMA);
+            if (p.type == QpType.RC) {
+                p.b.qp.reset();
+                p.b.qp.init(Access.ALL_RDMA);
+                p.b.qp.readyToReceive(qp.address());
+                p.b.qp.readyToSend(7, 7);
+                qp.readyToReceive(p.b.qp.address());
+            } else {
+                qp.readyToReceive(null);
+            }
+            qp.readyToSend(7, 7);
+            p.add(w, 5, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 8, 0);
+            post(qp, w);
+            assertTrue(cq.awaitEvent(TIMEOUT_NANOS));
+            assertEquals(1, cq.unackedEvents());
+            assertEquals(5, poll(cq, 1).get(0).wrId());
+            qp.close();
+            long t0 = System.nanoTime();
+            cq.close(); // acknowledges the outstanding event
+            assertTrue(System.nanoTime() - t0 < 2_000_000_000L);
+            assertTrue(f.name() != null);
+        }
+    }
+
+    @Test
+    void case14UseAfterClose() {
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 1); WorkCompletions wc = new WorkCompletions(1)) {
+            p.add(w, 1, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0);
+            p.a.qp.close();
+            assertThrows(ClosedException.class, () -> p.a.qp.postSend(w));
+            p.a.qp.close();
+            MemoryRegion mr = p.a.pd.register(p.a.mem.asSlice(0, 64), Access.LOCAL_WRITE);
+            mr.deregister();
+            assertThrows(ClosedException.class, mr::deregister);
+            mr.close();
+            p.a.ctx.close();
+            assertTrue(p.a.ctx.isClosed());
+            assertThrows(ClosedException.class, () -> p.a.cq.poll(wc));
+            assertThrows(ClosedException.class, () -> p.a.ctx.allocPd());
+            assertThrows(ClosedException.class, () -> p.a.mr.deregister());
+        }
+    }
+
+    @Test
+    void case15CreateDestroyCyclesReturnToBaseline() {
+        VerbsFixture f = fixture();
+        Device d = f.requester();
+        ResourceUsage deviceBase = d.resources();
+        try (Context c = d.open(f.options()); Arena arena = Arena.ofShared()) {
+            ResourceUsage base = c.resources();
+            MemorySegment m = arena.allocate(4096, 64);
+            for (int k = 0; k < 1000; k++) {
+                ProtectionDomain pd = c.allocPd();
+                CompletionQueue cq = c.createCq(cqOptions(c, 16));
+                MemoryRegion mr = pd.register(m, Access.ALL_RDMA);
+                QueuePair qp = pd.createQp(QpInitAttr.of(reliable(), cq, 4));
+                qp.close();
+                mr.close();
+                cq.close();
+                pd.close();
+            }
+            assertEquals(base, c.resources());
+        }
+        for (int k = 0; k < 50; k++) {
+            d.open(f.options()).close();
+        }
+        assertEquals(deviceBase, d.resources(), "device-wide counts back to the baseline");
+    }
+
+    @Test
+    void contextCloseCascades() {
+        VerbsFixture f = fixture();
+        Context c = f.requester().open(f.options());
+        try (Arena arena = Arena.ofShared()) {
+            ProtectionDomain pd = c.allocPd();
+            CompletionQueue cq = c.createCq(cqOptions(c, 16));
+            MemoryRegion mr = pd.register(arena.allocate(4096, 64), Access.LOCAL_WRITE);
+            QueuePair qp = pd.createQp(QpInitAttr.of(reliable(), cq, 4));
+            assertNotEquals(ResourceUsage.ZERO, c.resources());
+            c.close();
+            c.close();
+            assertEquals(0, c.resources().qps());
+            assertEquals(0, c.resources().contexts());
+            assertThrows(ClosedException.class, () -> qp.postRecv(new RecvWorkRequests(1, 1)));
+            assertThrows(ClosedException.class, mr::deregister);
+        }
+    }
+}
