@@ -90,7 +90,7 @@ public final class Structs {
     public static final long SEND_UD_REMOTE_QKEY = IBV_SEND_WR.byteOffset(
             groupElement("wr"), groupElement("ud"), groupElement("remote_qkey"));
     /** Start of the {@code bind_mw} area (48 bytes), which libibverbs never reads for RDMA or send opcodes. */
-    public static final long SEND_BIND_MW = off(IBV_SEND_WR, "bind_mw");
+    public static final long SEND_BIND_MW = IBV_SEND_WR.byteOffset(groupElement("anon_ext"), groupElement("bind_mw"));
     /**
      * scalep-private fields inside the {@code bind_mw} area: the SRD destination (AH handle, remote
      * QPN, QKEY) of an RDMA work request, whose {@code wr} union already holds remote address and rkey.

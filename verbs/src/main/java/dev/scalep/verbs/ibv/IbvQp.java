@@ -38,8 +38,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * parent domain), SRD through {@code efadv_create_qp_ex}. RC/UD posts go straight to the provider's
  * {@code post_send}/{@code post_recv} with the flyweight chains; SRD posts go through the
  * {@code ibv_wr_*} API (one {@code wr_start..wr_complete} batch per chain) under the v44 EFA rules:
- * every WR signaled, only SIGNALED and INLINE flags, send and send-with-imm (RDMA read is not
- * expressible in {@link SendWorkRequests} for SRD, whose UD and RDMA fields overlap).
+ * every WR signaled, only SIGNALED and INLINE flags, send and send-with-imm, and RDMA read (write
+ * from v46) where the device reports it, addressed with {@link SendWorkRequests#srdRdma}.
  * State changes are thread-safe; the data path is as thread-safe as the provider's QP lock.
  */
 final class IbvQp extends IbvResource implements QueuePair {
@@ -63,6 +63,7 @@ final class IbvQp extends IbvResource implements QueuePair {
     /** {@code ibv_qp_ex} and its ops, SRD only. */
     private final MemorySegment qpx;
     private final MemorySegment wrSend, wrSendImm, wrSetUdAddr, wrSetSgeList, wrSetInline, wrStart, wrComplete;
+    private final MemorySegment wrRdmaRead, wrRdmaWrite;
     private volatile QpState state = QpState.RESET;
 
     // Retirement of send WQEs: cumulative post counts at each signaled WR (guarded by ring).
@@ -94,8 +95,11 @@ final class IbvQp extends IbvResource implements QueuePair {
             wrSetInline = qpx.get(ADDRESS, IbvStructs.QPX_SET_INLINE_DATA);
             wrStart = qpx.get(ADDRESS, IbvStructs.QPX_START);
             wrComplete = qpx.get(ADDRESS, IbvStructs.QPX_COMPLETE);
+            wrRdmaRead = qpx.get(ADDRESS, IbvStructs.QPX_RDMA_READ);
+            wrRdmaWrite = qpx.get(ADDRESS, IbvStructs.QPX_RDMA_WRITE);
         } else {
             qpx = wrSend = wrSendImm = wrSetUdAddr = wrSetSgeList = wrSetInline = wrStart = wrComplete = null;
+            wrRdmaRead = wrRdmaWrite = null;
         }
     }
 
@@ -394,7 +398,7 @@ final class IbvQp extends IbvResource implements QueuePair {
             Opcode op = Opcode.of(wrs.opcode(i));
             boolean inline = (flags & SendFlags.INLINE) != 0;
             if ((flags & ~(SendFlags.SIGNALED | SendFlags.INLINE)) != 0 || (flags & SendFlags.SIGNALED) == 0
-                    || (op != Opcode.SEND && op != Opcode.SEND_WITH_IMM)
+                    || !srdOpcode(op, wrs, i)
                     || (inline && wrs.numSge(i) > 1)) {
                 wrs.badIndex(i);
                 return Errno.EINVAL;
@@ -407,13 +411,21 @@ final class IbvQp extends IbvResource implements QueuePair {
             qpx.set(JAVA_LONG, IbvStructs.QPX_WR_ID, wrs.wrId(i));
             int flags = wrs.flags(i);
             qpx.set(JAVA_INT, IbvStructs.QPX_WR_FLAGS, flags);
-            if (wrs.opcode(i) == Opcode.SEND_WITH_IMM.code) {
+            int op = wrs.opcode(i);
+            if (op == Opcode.SEND_WITH_IMM.code) {
                 Ops.wrSendImm(wrSendImm, qpx, sges.get(JAVA_INT, base + Structs.SEND_IMM));
-            } else {
+            } else if (op == Opcode.SEND.code) {
                 Ops.voidOp(wrSend, qpx);
+            } else {
+                Ops.wrRdma(op == Opcode.RDMA_READ.code ? wrRdmaRead : wrRdmaWrite, qpx, wrs.rkey(i), wrs.remoteAddr(i));
             }
-            Ops.wrSetUdAddr(wrSetUdAddr, qpx, MemorySegment.ofAddress(wrs.ahHandle(i)), wrs.remoteQpn(i),
-                    wrs.remoteQkey(i));
+            if (op == Opcode.SEND.code || op == Opcode.SEND_WITH_IMM.code) {
+                Ops.wrSetUdAddr(wrSetUdAddr, qpx, MemorySegment.ofAddress(wrs.ahHandle(i)), wrs.remoteQpn(i),
+                        wrs.remoteQkey(i));
+            } else {
+                Ops.wrSetUdAddr(wrSetUdAddr, qpx, MemorySegment.ofAddress(wrs.srdAhHandle(i)), wrs.srdRemoteQpn(i),
+                        wrs.srdRemoteQkey(i));
+            }
             MemorySegment sgl = sges.get(ADDRESS, base + Structs.SEND_SG_LIST);
             if ((flags & SendFlags.INLINE) != 0) {
                 Ops.wrSetInlineData(wrSetInline, qpx, MemorySegment.ofAddress(wrs.sgeAddr(i, 0)),
@@ -426,6 +438,16 @@ final class IbvQp extends IbvResource implements QueuePair {
         wrs.badIndex(rc == 0 ? -1 : 0);
         posted(wrs, rc == 0 ? n : 0);
         return rc;
+    }
+
+    /** v44 EFA: send and send-with-imm; RDMA read/write only where the device reports them, via {@code srdRdma}. */
+    private boolean srdOpcode(Opcode op, SendWorkRequests wrs, int i) {
+        if (op == Opcode.SEND || op == Opcode.SEND_WITH_IMM) {
+            return true;
+        }
+        var caps = context.capabilities();
+        return wrs.srdAhHandle(i) != 0 && (op == Opcode.RDMA_READ && caps.rdmaRead()
+                || op == Opcode.RDMA_WRITE && caps.rdmaWrite());
     }
 
     private void posted(SendWorkRequests wrs, int accepted) {

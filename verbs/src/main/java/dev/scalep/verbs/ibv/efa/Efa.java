@@ -66,6 +66,9 @@ public final class Efa {
         if ((caps.deviceCaps() & IbvConst.EFADV_DEVICE_ATTR_CAPS_RDMA_READ) != 0) {
             ops |= IbvConst.IBV_QP_EX_WITH_RDMA_READ;
         }
+        if ((caps.deviceCaps() & CAPS_RDMA_WRITE) != 0) {
+            ops |= IbvConst.IBV_QP_EX_WITH_RDMA_WRITE;
+        }
         attrEx.set(JAVA_INT, IbvStructs.QPIAX_QP_TYPE, dev.scalep.verbs.QpType.SRD.code);
         attrEx.set(JAVA_INT, IbvStructs.QPIAX_COMP_MASK,
                 IbvConst.IBV_QP_INIT_ATTR_PD | IbvConst.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS);
