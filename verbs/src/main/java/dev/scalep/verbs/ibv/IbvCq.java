@@ -234,6 +234,11 @@ final class IbvCq extends IbvResource implements CompletionQueue {
             for (IbvQp q : attached) {
                 if (q.qpNum == qpNum) {
                     q.completed(out.status(i), out.opcode(i), this);
+                    if (q.remoteQpn != 0 && out.srcQp(i) == 0 && (out.opcode(i) & 128) != 0) {
+                        // RC: the source QP is the connected peer (rxe leaves src_qp 0 on RC receives)
+                        out.segment().set(JAVA_INT, (long) i * Structs.IBV_WC.byteSize() + Structs.WC_SRC_QP,
+                                q.remoteQpn);
+                    }
                     break;
                 }
             }

@@ -242,8 +242,24 @@ final class IbvQp extends IbvResource implements QueuePair {
         return qpNum;
     }
 
+    /** The device's view ({@code ibv_query_qp}): an error completion moves a QP to ERR behind the API's back. */
     @Override
     public QpState state() {
+        if (isClosed()) {
+            return state;
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment at = a.allocate(IbvStructs.IBV_QP_ATTR);
+            int rc = context.lib.queryQp(qp, at, IbvConst.IBV_QP_STATE, a.allocate(IbvStructs.IBV_QP_INIT_ATTR));
+            if (rc == 0) {
+                int code = at.get(JAVA_INT, IbvStructs.QPA_STATE);
+                for (QpState q : QpState.values()) {
+                    if (q.code == code) {
+                        state = q;
+                    }
+                }
+            }
+        }
         return state;
     }
 
@@ -269,6 +285,7 @@ final class IbvQp extends IbvResource implements QueuePair {
 
     private void modify(String step, QpState to, int mask, java.util.function.Consumer<MemorySegment> fill) {
         checkOpen();
+        QpState state = state();
         if (!state.canMoveTo(to)) {
             throw new VerbsException("ibv_modify_qp", Errno.EINVAL, context.name,
                     step + ": QP " + qpNum + " is in " + state + ", cannot move to " + to);
@@ -283,7 +300,7 @@ final class IbvQp extends IbvResource implements QueuePair {
                         step + " of " + type + " QP " + qpNum + " (" + state + " -> " + to + "), attr_mask=0x"
                                 + Integer.toHexString(IbvConst.IBV_QP_STATE | mask));
             }
-            state = to;
+            this.state = to;
         }
     }
 
@@ -319,6 +336,7 @@ final class IbvQp extends IbvResource implements QueuePair {
                 | IbvConst.IBV_QP_MIN_RNR_TIMER, at -> {
             at.set(JAVA_INT, IbvStructs.QPA_PATH_MTU, context.activeMtu);
             at.set(JAVA_INT, IbvStructs.QPA_DEST_QP_NUM, remote.qpn());
+            remoteQpn = remote.qpn();
             at.set(JAVA_INT, IbvStructs.QPA_RQ_PSN, remote.psn());
             at.set(JAVA_BYTE, IbvStructs.QPA_MAX_DEST_RD_ATOMIC, (byte) rdAtomic);
             at.set(JAVA_BYTE, IbvStructs.QPA_MIN_RNR_TIMER, (byte) 1); // 0.01 ms: RNR retries come quickly
@@ -379,12 +397,46 @@ final class IbvQp extends IbvResource implements QueuePair {
         if (qpx != null) {
             return postSendEx(wrs, n);
         }
-        MemorySegment bad = BAD.get();
-        int rc = Ops.post(postSendFn, qp, wrs.segment(), bad);
-        int accepted = n;
-        if (rc != 0) {
-            long b = bad.get(ADDRESS, 0).address();
-            accepted = b == 0 ? 0 : (int) ((b - wrs.address(0)) / WR);
+        // Refuse what the QP was not created for, before the provider sees it (it may be lenient).
+        int limit = n;
+        int refusal = 0;
+        for (int i = 0; i < n; i++) {
+            int flags = wrs.flags(i);
+            if ((type == QpType.UD && Opcode.of(wrs.opcode(i)) != Opcode.SEND
+                    && Opcode.of(wrs.opcode(i)) != Opcode.SEND_WITH_IMM)
+                    || ((flags & SendFlags.INLINE) != 0 && wrs.length(i) > attr.maxInline())) {
+                limit = i;
+                refusal = Errno.EINVAL;
+                break;
+            }
+        }
+        int room = attr.maxSendWr() - outstandingSends();
+        if (room < limit) {
+            limit = Math.max(0, room);
+            refusal = Errno.ENOMEM;
+        }
+        int rc = 0;
+        int accepted = 0;
+        if (limit > 0) {
+            MemorySegment chain = wrs.segment();
+            long cut = WR * (limit - 1) + Structs.SEND_NEXT;
+            long saved = chain.get(JAVA_LONG, cut);
+            if (limit < n) {
+                chain.set(JAVA_LONG, cut, 0L); // post only the accepted prefix; restored below
+            }
+            MemorySegment bad = BAD.get();
+            rc = Ops.post(postSendFn, qp, chain, bad);
+            if (limit < n) {
+                chain.set(JAVA_LONG, cut, saved);
+            }
+            accepted = limit;
+            if (rc != 0) {
+                long b = bad.get(ADDRESS, 0).address();
+                accepted = b == 0 ? 0 : (int) ((b - wrs.address(0)) / WR);
+            }
+        }
+        if (rc == 0 && limit < n) {
+            rc = refusal;
         }
         wrs.badIndex(rc == 0 ? -1 : accepted);
         posted(wrs, accepted);
@@ -492,6 +544,9 @@ final class IbvQp extends IbvResource implements QueuePair {
         counters.receives += accepted;
         return rc;
     }
+
+    /** The connected peer's QP number (RC), reported as a receive's source QP; 0 before RTR. */
+    volatile int remoteQpn;
 
     /** Called by a polling CQ for each completion of this QP. */
     void completed(int status, int opcode, IbvCq cq) {
