@@ -16,7 +16,8 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * exactly these layouts so that the {@code ibv} provider hands them to {@code ibv_post_send} /
  * {@code ibv_poll_cq} without copying, and the simulated device reads the same bytes.
  * Offsets are derived from the layouts by path, never typed by hand; the layout-conformance test
- * compares them with the C compiler's view of the installed headers.
+ * compares them with the C compiler's view of the installed headers. Members named {@code anon_*}
+ * stand for C's anonymous unions: their members are top-level fields in C.
  */
 public final class Structs {
     private Structs() {
@@ -45,6 +46,17 @@ public final class Structs {
             JAVA_LONG.withName("swap"), JAVA_INT.withName("rkey"), MemoryLayout.paddingLayout(4))
             .withName("atomic");
 
+    /** The {@code bind_mw} arm of the trailing union: {@code mw}, {@code rkey}, {@code ibv_mw_bind_info}. */
+    private static final StructLayout BIND_MW = MemoryLayout.structLayout(
+            ADDRESS.withName("mw"), JAVA_INT.withName("rkey"), MemoryLayout.paddingLayout(4),
+            MemoryLayout.structLayout(ADDRESS.withName("mr"), JAVA_LONG.withName("addr"), JAVA_LONG.withName("length"),
+                    JAVA_INT.withName("mw_access_flags"), MemoryLayout.paddingLayout(4)).withName("bind_info"))
+            .withName("bind_mw");
+    /** The {@code tso} arm of the trailing union. */
+    private static final StructLayout TSO = MemoryLayout.structLayout(
+            ADDRESS.withName("hdr"), JAVA_SHORT.withName("hdr_sz"), JAVA_SHORT.withName("mss"),
+            MemoryLayout.paddingLayout(4)).withName("tso");
+
     /** {@code struct ibv_send_wr} (128 bytes). */
     public static final StructLayout IBV_SEND_WR = MemoryLayout.structLayout(
             JAVA_LONG.withName("wr_id"),
@@ -53,18 +65,20 @@ public final class Structs {
             JAVA_INT.withName("num_sge"),
             JAVA_INT.withName("opcode"),
             JAVA_INT.withName("send_flags"),
-            JAVA_INT.withName("imm_data"),
+            MemoryLayout.unionLayout(JAVA_INT.withName("imm_data"), JAVA_INT.withName("invalidate_rkey"))
+                    .withName("anon_imm"),
             MemoryLayout.unionLayout(RDMA, ATOMIC, UD).withName("wr"),
-            JAVA_INT.withName("remote_srqn"),
+            MemoryLayout.unionLayout(MemoryLayout.structLayout(JAVA_INT.withName("remote_srqn")).withName("xrc"))
+                    .withName("qp_type"),
             MemoryLayout.paddingLayout(4),
-            MemoryLayout.paddingLayout(48).withName("bind_mw")).withName("ibv_send_wr");
+            MemoryLayout.unionLayout(BIND_MW, TSO).withName("anon_ext")).withName("ibv_send_wr");
     public static final long SEND_WR_ID = off(IBV_SEND_WR, "wr_id");
     public static final long SEND_NEXT = off(IBV_SEND_WR, "next");
     public static final long SEND_SG_LIST = off(IBV_SEND_WR, "sg_list");
     public static final long SEND_NUM_SGE = off(IBV_SEND_WR, "num_sge");
     public static final long SEND_OPCODE = off(IBV_SEND_WR, "opcode");
     public static final long SEND_FLAGS = off(IBV_SEND_WR, "send_flags");
-    public static final long SEND_IMM = off(IBV_SEND_WR, "imm_data");
+    public static final long SEND_IMM = IBV_SEND_WR.byteOffset(groupElement("anon_imm"), groupElement("imm_data"));
     public static final long SEND_RDMA_REMOTE_ADDR = IBV_SEND_WR.byteOffset(
             groupElement("wr"), groupElement("rdma"), groupElement("remote_addr"));
     public static final long SEND_RDMA_RKEY = IBV_SEND_WR.byteOffset(
@@ -76,7 +90,7 @@ public final class Structs {
     public static final long SEND_UD_REMOTE_QKEY = IBV_SEND_WR.byteOffset(
             groupElement("wr"), groupElement("ud"), groupElement("remote_qkey"));
     /** Start of the {@code bind_mw} area (48 bytes), which libibverbs never reads for RDMA or send opcodes. */
-    public static final long SEND_BIND_MW = off(IBV_SEND_WR, "bind_mw");
+    public static final long SEND_BIND_MW = IBV_SEND_WR.byteOffset(groupElement("anon_ext"), groupElement("bind_mw"));
     /**
      * scalep-private fields inside the {@code bind_mw} area: the SRD destination (AH handle, remote
      * QPN, QKEY) of an RDMA work request, whose {@code wr} union already holds remote address and rkey.

@@ -1,0 +1,290 @@
+package dev.scalep.verbs.ibv;
+
+import dev.scalep.verbs.ClosedException;
+import dev.scalep.verbs.CompletionQueue;
+import dev.scalep.verbs.Context;
+import dev.scalep.verbs.ContextOptions;
+import dev.scalep.verbs.CqOptions;
+import dev.scalep.verbs.DeviceCapabilities;
+import dev.scalep.verbs.DeviceKind;
+import dev.scalep.verbs.Errno;
+import dev.scalep.verbs.ProtectionDomain;
+import dev.scalep.verbs.ResourceUsage;
+import dev.scalep.verbs.TdSharing;
+import dev.scalep.verbs.ThreadDomain;
+import dev.scalep.verbs.UnsupportedFeatureException;
+import dev.scalep.verbs.VerbsException;
+import dev.scalep.verbs.ffm.IbvConst;
+import dev.scalep.verbs.ffm.IbvStructs;
+import dev.scalep.verbs.ffm.LibIbverbs;
+import dev.scalep.verbs.ffm.Native;
+import dev.scalep.verbs.ibv.mlx5.Mlx5Env;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+/**
+ * An open {@code ibv_context}. Owns every object created through it and destroys them in reverse
+ * dependency order on {@link #close()}. Port 1 and GID index 0 are used for addressing (on RoCE the
+ * link-local GID). Creation methods are thread-safe.
+ */
+final class IbvContext implements Context {
+    static final int PORT = 1;
+    static final int GID_INDEX = 0;
+
+    final IbvDevice device;
+    final LibIbverbs lib;
+    final MemorySegment ctx;
+    final String name;
+    private final ContextOptions options;
+    private final String env;
+    final Usage usage;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    /** Port facts read at open. */
+    final int activeMtu;
+    final int linkLayer;
+    final int lid;
+    final byte[] gid;
+    /** Function pointers of {@code ibv_context.ops}, read once. */
+    final MemorySegment postSendFn, postRecvFn, postSrqRecvFn, pollCqFn, reqNotifyFn;
+
+    /** Live children by kind, in creation order (guarded by {@code this}). */
+    final List<IbvQp> qps = new ArrayList<>();
+    final List<IbvAh> ahs = new ArrayList<>();
+    final List<IbvMr> mrs = new ArrayList<>();
+    final List<IbvSrq> srqs = new ArrayList<>();
+    final List<IbvCq> cqs = new ArrayList<>();
+    final List<IbvPd> parentDomains = new ArrayList<>();
+    final List<IbvTd> tds = new ArrayList<>();
+    final List<IbvPd> pds = new ArrayList<>();
+
+    private IbvContext(IbvDevice device, MemorySegment ctx, ContextOptions options, String env, int activeMtu,
+                       int linkLayer, int lid, byte[] gid) {
+        this.device = device;
+        this.lib = device.lib;
+        this.ctx = ctx;
+        this.name = device.name();
+        this.options = options;
+        this.env = env;
+        this.activeMtu = activeMtu;
+        this.linkLayer = linkLayer;
+        this.lid = lid;
+        this.gid = gid;
+        this.usage = new Usage(device.usage);
+        this.postSendFn = ctx.get(ADDRESS, IbvStructs.CTX_POST_SEND);
+        this.postRecvFn = ctx.get(ADDRESS, IbvStructs.CTX_POST_RECV);
+        this.postSrqRecvFn = ctx.get(ADDRESS, IbvStructs.CTX_POST_SRQ_RECV);
+        this.pollCqFn = ctx.get(ADDRESS, IbvStructs.CTX_POLL_CQ);
+        this.reqNotifyFn = ctx.get(ADDRESS, IbvStructs.CTX_REQ_NOTIFY_CQ);
+    }
+
+    static IbvContext open(IbvDevice device, ContextOptions options) {
+        LibIbverbs lib = device.lib;
+        String name = device.name();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = Native.callState(a);
+            MemorySegment ctx;
+            String env = "";
+            if (device.kind() == DeviceKind.MLX5) {
+                synchronized (Mlx5Env.LOCK) {
+                    env = Mlx5Env.apply(options, name);
+                    ctx = lib.openDevice(st, device.device);
+                }
+            } else {
+                ctx = lib.openDevice(st, device.device);
+            }
+            if (ctx.equals(MemorySegment.NULL)) {
+                throw Check.fail("ibv_open_device", Native.errno(st), name, null);
+            }
+            ctx = ctx.reinterpret(IbvStructs.IBV_CONTEXT.byteSize());
+            MemorySegment pa = a.allocate(IbvStructs.IBV_PORT_ATTR);
+            int rc = lib.queryPort(ctx, PORT, pa);
+            if (rc != 0) {
+                lib.closeDevice(st, ctx);
+                throw Check.fail("ibv_query_port", rc, name, "port " + PORT);
+            }
+            MemorySegment g = a.allocate(IbvStructs.IBV_GID);
+            if (lib.queryGid(st, ctx, PORT, GID_INDEX, g) != 0) {
+                int errno = Native.errno(st);
+                lib.closeDevice(st, ctx);
+                throw Check.fail("ibv_query_gid", errno == 0 ? Errno.EINVAL : errno, name,
+                        "port " + PORT + " index " + GID_INDEX);
+            }
+            IbvContext c = new IbvContext(device, ctx, options, env, pa.get(JAVA_INT, IbvStructs.PA_ACTIVE_MTU),
+                    Byte.toUnsignedInt(pa.get(JAVA_BYTE, IbvStructs.PA_LINK_LAYER)),
+                    Short.toUnsignedInt(pa.get(JAVA_SHORT, IbvStructs.PA_LID)), g.toArray(JAVA_BYTE));
+            c.usage.add(Usage.Kind.CONTEXT, 1, Usage.CTX_BYTES);
+            return c;
+        }
+    }
+
+    void checkOpen() {
+        if (closed.get()) {
+            throw new ClosedException("context " + name);
+        }
+    }
+
+    @Override
+    public IbvDevice device() {
+        return device;
+    }
+
+    @Override
+    public DeviceCapabilities capabilities() {
+        return device.capabilities();
+    }
+
+    @Override
+    public ContextOptions options() {
+        return options;
+    }
+
+    /** The provider environment knobs that were in force when this context was opened ({@code NAME=value ...}). */
+    String environment() {
+        return env;
+    }
+
+    @Override
+    public ProtectionDomain allocPd() {
+        checkOpen();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = Native.callState(a);
+            MemorySegment pd = lib.allocPd(st, ctx);
+            if (pd.equals(MemorySegment.NULL)) {
+                throw Check.fail("ibv_alloc_pd", Native.errno(st), name, null);
+            }
+            IbvPd p = new IbvPd(this, pd, null, null);
+            synchronized (this) {
+                pds.add(p);
+            }
+            usage.add(Usage.Kind.PD, 1, Usage.PD_BYTES);
+            return p;
+        }
+    }
+
+    @Override
+    public CompletionQueue createCq(CqOptions options) {
+        checkOpen();
+        DeviceCapabilities caps = capabilities();
+        if (options.depth() > caps.maxCqe()) {
+            throw new VerbsException("ibv_create_cq", Errno.EINVAL, name,
+                    "depth " + options.depth() + " exceeds max_cqe " + caps.maxCqe());
+        }
+        IbvCq cq = IbvCq.create(this, options);
+        synchronized (this) {
+            cqs.add(cq);
+        }
+        usage.add(Usage.Kind.CQ, 1, Usage.cqBytes(cq.depth()));
+        return cq;
+    }
+
+    @Override
+    public ThreadDomain allocTd(TdSharing sharing) {
+        checkOpen();
+        MemorySegment alloc = ExtOps.op(ctx, "alloc_td");
+        MemorySegment dealloc = ExtOps.op(ctx, "dealloc_td");
+        if (alloc == null || dealloc == null) {
+            throw new UnsupportedFeatureException("ibv_alloc_td", name, "thread domains");
+        }
+        MemorySegment td = allocTdRaw(alloc);
+        MemorySegment partner = MemorySegment.NULL;
+        if (sharing == TdSharing.INDEPENDENT) {
+            // v44 has no flag for a page per TD: allocate the partner that would share it and leave it unused.
+            try {
+                partner = allocTdRaw(alloc);
+            } catch (VerbsException e) {
+                dev.scalep.verbs.ffm.Ops.destroy(dealloc, td);
+                throw e;
+            }
+        }
+        IbvTd t = new IbvTd(this, td, partner, dealloc, sharing);
+        synchronized (this) {
+            tds.add(t);
+        }
+        usage.add(Usage.Kind.TD, 1, 0);
+        return t;
+    }
+
+    private MemorySegment allocTdRaw(MemorySegment alloc) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = Native.callState(a);
+            MemorySegment td = dev.scalep.verbs.ffm.Ops.createWithAttr(st, alloc, ctx,
+                    a.allocate(IbvStructs.IBV_TD_INIT_ATTR));
+            if (td.equals(MemorySegment.NULL)) {
+                throw Check.fail("ibv_alloc_td", Native.errno(st), name, "thread domains", null);
+            }
+            return td;
+        }
+    }
+
+    @Override
+    public ResourceUsage resources() {
+        return usage.snapshot();
+    }
+
+    @Override
+    public String uarDescription() {
+        return switch (device.kind()) {
+            case MLX5 -> "mlx5: " + env + " (" + options.uarMode().name().toLowerCase()
+                    + " requested); UAR pages are not observable through verbs";
+            case EFA -> "efa: per-QP doorbells, no UARs to share";
+            case RXE -> "rxe: software device, no UARs";
+            case OTHER -> device.name() + ": no UAR accounting";
+        };
+    }
+
+    @Override
+    public boolean isClosed() {
+        return closed.get();
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        RuntimeException first = null;
+        List<List<? extends IbvResource>> order;
+        synchronized (this) {
+            order = List.of(new ArrayList<>(qps), new ArrayList<>(ahs), new ArrayList<>(mrs), new ArrayList<>(srqs),
+                    new ArrayList<>(cqs), new ArrayList<>(parentDomains), new ArrayList<>(tds), new ArrayList<>(pds));
+        }
+        for (List<? extends IbvResource> kind : order) {
+            for (IbvResource r : kind.reversed()) {
+                try {
+                    r.destroy();
+                } catch (RuntimeException e) {
+                    first = first == null ? e : first;
+                }
+            }
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = Native.callState(a);
+            if (lib.closeDevice(st, ctx) != 0) {
+                first = first == null ? Check.fail("ibv_close_device", Native.errno(st), name, null) : first;
+            }
+        }
+        usage.add(Usage.Kind.CONTEXT, -1, Usage.CTX_BYTES);
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** Whether this context's port runs RoCE (addresses need a GRH with the GID). */
+    boolean ethernet() {
+        return linkLayer == IbvConst.IBV_LINK_LAYER_ETHERNET;
+    }
+
+    @Override
+    public String toString() {
+        return "context " + name;
+    }
+}

@@ -1,0 +1,39 @@
+package dev.scalep.verbs.ibv;
+
+import dev.scalep.verbs.Device;
+import dev.scalep.verbs.suite.VerbsBehaviourSuite;
+import dev.scalep.verbs.suite.VerbsFixture;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The provider-neutral behavioural suite on real verbs: rxe0 as requester, rxe1 as responder
+ * (inside the VM of {@code verbs/src/test/rxe/run}). Skipped where the rxe devices do not exist.
+ */
+class RxeBehaviourTest extends VerbsBehaviourSuite {
+    @Override
+    protected VerbsFixture fixture() {
+        List<Device> devices = new IbvProvider().devices();
+        Device rxe0 = devices.stream().filter(d -> d.name().equals("rxe0")).findFirst().orElse(null);
+        Device rxe1 = devices.stream().filter(d -> d.name().equals("rxe1")).findFirst().orElse(null);
+        assumeTrue(rxe0 != null && rxe1 != null, "rxe0/rxe1 not present: " + new IbvProvider().unavailableReason());
+        return new VerbsFixture() {
+            @Override
+            public String name() {
+                return "rxe0↔rxe1";
+            }
+
+            @Override
+            public Device requester() {
+                return rxe0;
+            }
+
+            @Override
+            public Device responder() {
+                return rxe1;
+            }
+        };
+    }
+}
