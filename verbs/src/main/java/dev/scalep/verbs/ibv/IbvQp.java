@@ -48,6 +48,7 @@ final class IbvQp extends IbvResource implements QueuePair {
     private static final ThreadLocal<MemorySegment> BAD = ThreadLocal.withInitial(
             () -> Arena.ofAuto().allocate(ADDRESS));
     private static final long WR = Structs.IBV_SEND_WR.byteSize();
+    private static final long RWR = Structs.IBV_RECV_WR.byteSize();
 
     private final IbvPd pd;
     final MemorySegment qp;
@@ -70,6 +71,9 @@ final class IbvQp extends IbvResource implements QueuePair {
     private final long[] ring;
     private int head, tail;
     private long sendsPosted, sendsRetired;
+    /** Receives posted to / consumed from this QP's own receive queue. */
+    private final java.util.concurrent.atomic.AtomicLong recvPosted = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong recvConsumed = new java.util.concurrent.atomic.AtomicLong();
     private final Counters counters = new Counters();
 
     private IbvQp(IbvPd pd, MemorySegment qp, QpType type, QpInitAttr attr, IbvCq sendCq, IbvCq recvCq, IbvSrq srq) {
@@ -383,6 +387,7 @@ final class IbvQp extends IbvResource implements QueuePair {
             head = tail = 0;
             sendsRetired = sendsPosted;
         }
+        recvConsumed.set(recvPosted.get()); // RESET empties the receive queue
     }
 
     // ---------------------------------------------------------------- data path
@@ -537,10 +542,30 @@ final class IbvQp extends IbvResource implements QueuePair {
         if (n == 0) {
             return 0;
         }
-        MemorySegment bad = BAD.get();
-        int rc = Ops.post(postRecvFn, qp, wrs.segment(), bad);
-        int accepted = rc == 0 ? n : IbvSrq.badIndex(wrs, bad);
+        // The device may have made the receive queue larger than it reports (rxe rounds up): hold
+        // posts to the reported max_recv_wr so that back-pressure is the same on every provider.
+        int limit = Math.min(n, Math.max(0, attr.maxRecvWr() - (int) (recvPosted.get() - recvConsumed.get())));
+        int rc = 0;
+        int accepted = 0;
+        if (limit > 0) {
+            MemorySegment chain = wrs.segment();
+            long cut = RWR * (limit - 1) + Structs.RECV_NEXT;
+            long saved = chain.get(JAVA_LONG, cut);
+            if (limit < n) {
+                chain.set(JAVA_LONG, cut, 0L); // post only the prefix that fits; restored below
+            }
+            MemorySegment bad = BAD.get();
+            rc = Ops.post(postRecvFn, qp, chain, bad);
+            if (limit < n) {
+                chain.set(JAVA_LONG, cut, saved);
+            }
+            accepted = rc == 0 ? limit : IbvSrq.badIndex(wrs, bad);
+        }
+        if (rc == 0 && limit < n) {
+            rc = Errno.ENOMEM;
+        }
         wrs.badIndex(rc == 0 ? -1 : accepted);
+        recvPosted.addAndGet(accepted);
         counters.receives += accepted;
         return rc;
     }
@@ -554,6 +579,8 @@ final class IbvQp extends IbvResource implements QueuePair {
         if (recv) {
             if (srq != null && status == WcStatus.SUCCESS) {
                 srq.consumed.incrementAndGet();
+            } else if (srq == null) {
+                recvConsumed.incrementAndGet();
             }
             return;
         }
