@@ -113,6 +113,24 @@ public final class SendWorkRequests implements AutoCloseable {
         return sge(i, mr.address() + offset, length, mr.lkey());
     }
 
+    /** Replace the wr_id of work request {@code i} (pre-initialised records reused across posts). */
+    public SendWorkRequests wrId(int i, long wrId) {
+        wrs.set(JAVA_LONG, WR * i + Structs.SEND_WR_ID, wrId);
+        return this;
+    }
+
+    /** Overwrite SGE {@code j} (which must already exist) of work request {@code i}. */
+    public SendWorkRequests sgeAt(int i, int j, long addr, int length, int lkey) {
+        if (j < 0 || j >= numSge(i)) {
+            throw new IndexOutOfBoundsException("work request " + i + " has " + numSge(i) + " SGEs, not " + (j + 1));
+        }
+        long s = SGE * ((long) maxSge * i + j);
+        sges.set(JAVA_LONG, s + Structs.SGE_ADDR, addr);
+        sges.set(JAVA_INT, s + Structs.SGE_LENGTH, length);
+        sges.set(JAVA_INT, s + Structs.SGE_LKEY, lkey);
+        return this;
+    }
+
     /** Remote address and rkey of an RDMA write/read. */
     public SendWorkRequests rdma(int i, long remoteAddr, int rkey) {
         long base = WR * i;

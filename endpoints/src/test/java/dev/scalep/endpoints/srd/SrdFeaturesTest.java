@@ -1,0 +1,299 @@
+package dev.scalep.endpoints.srd;
+
+import dev.scalep.policies.Ordering;
+import dev.scalep.verbs.Access;
+import dev.scalep.verbs.CompletionQueue;
+import dev.scalep.verbs.Context;
+import dev.scalep.verbs.CqOptions;
+import dev.scalep.verbs.MemoryRegion;
+import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.ProtectionDomain;
+import dev.scalep.verbs.QpInitAttr;
+import dev.scalep.verbs.QpType;
+import dev.scalep.verbs.QueuePair;
+import dev.scalep.verbs.SendFlags;
+import dev.scalep.verbs.SendWorkRequests;
+import dev.scalep.verbs.SharedReceiveQueue;
+import dev.scalep.verbs.WorkCompletions;
+import dev.scalep.verbs.sim.SimDevice;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class SrdFeaturesTest {
+    private static final int W = 16;
+
+    /** Sender and receiver on one private sim:efa device, both CQs wrapped so tests can watch raw order. */
+    private static final class Pair implements AutoCloseable {
+        final Context a;
+        final Context b;
+        final CompletionQueue ca;
+        final CompletionQueue cb;
+        final OrderedReceiver rx;
+        final OrderedSender tx;
+        final MemoryRegion src;
+        final Arena arena = Arena.ofShared();
+        final MemorySegment dst;
+
+        Pair(long seed, Ordering o, SendCallback cbk) {
+            SimDevice d = SimDevice.efa(seed, 8);
+            a = d.open();
+            b = d.open();
+            ProtectionDomain pa = a.allocPd();
+            ProtectionDomain pb = b.allocPd();
+            ca = a.createCq(CqOptions.of(256).withExtended(true));
+            cb = b.createCq(CqOptions.of(256).withExtended(true));
+            dst = arena.allocate(4096, 64);
+            rx = new OrderedReceiver(pb, cb, o, W, dst, 4, null);
+            tx = new OrderedSender(pa, ca, o, W, rx.remote(), cbk);
+            MemorySegment s = arena.allocate(4096, 64);
+            for (int i = 0; i < 512; i++) {
+                s.set(JAVA_LONG, 8L * i, i + 1);
+            }
+            src = pa.register(s, Access.LOCAL_WRITE);
+        }
+
+        void settle() {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while ((tx.inFlight() > 0 || rx.head() < tx.nextSeq()) && System.nanoTime() < end) {
+                tx.progress();
+                rx.progress();
+            }
+            assertEquals(0, tx.inFlight());
+        }
+
+        @Override
+        public void close() {
+            tx.close();
+            rx.close();
+            src.close();
+            a.close();
+            b.close();
+            arena.close();
+        }
+    }
+
+    @Test
+    void callbacksRunInPostOrderThoughCompletionsArriveOutOfOrder() {
+        boolean sawRawReorder = false;
+        for (long seed = 1; seed <= 10; seed++) {
+            List<Long> order = new ArrayList<>();
+            List<Long> raw = new ArrayList<>();
+            try (Pair p = new Pair(seed, Ordering.RECEIVER_REORDER, (seq, kind, st) -> order.add(seq));
+                 WorkCompletions w = new WorkCompletions(32)) {
+                for (int i = 0; i < 12; i++) {
+                    p.tx.write(p.src, 8L * i, 8, 8L * i);
+                }
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (raw.size() < 12 && System.nanoTime() < end) {
+                    int n = p.ca.poll(w);
+                    for (int i = 0; i < n; i++) {
+                        raw.add(w.wrId(i));
+                        p.tx.completion(w, i);
+                    }
+                    p.tx.drain();
+                    p.rx.progress();
+                }
+                p.settle();
+            }
+            for (int i = 1; i < raw.size(); i++) {
+                sawRawReorder |= raw.get(i) < raw.get(i - 1);
+            }
+            assertEquals(12, order.size());
+            for (int i = 0; i < 12; i++) {
+                assertEquals(i, order.get(i));
+            }
+        }
+        assertTrue(sawRawReorder, "send completions never arrived out of order");
+    }
+
+    @Test
+    void wrPoolReusesTheSameWorkRequestsAndDoesNotAllocate() {
+        try (Pair p = new Pair(5, Ordering.RECEIVER_REORDER, null)) {
+            SendWorkRequests first = null;
+            for (int i = 0; i < W; i++) {
+                p.tx.write(p.src, 0, 8, 0);
+                if (i == 0) {
+                    first = p.tx.pooledWr(0);
+                }
+            }
+            p.settle();
+            var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            // warm up the path, then measure a few thousand operations
+            for (int r = 0; r < 200; r++) {
+                while (p.tx.write(p.src, 0, 8, 0) < 0) {
+                    p.tx.progress();
+                    p.rx.progress();
+                }
+            }
+            p.settle();
+            long before = mx.getCurrentThreadAllocatedBytes();
+            long seq0 = p.tx.nextSeq();
+            for (int r = 0; r < 4000; r++) {
+                long s;
+                while ((s = (r % 5 == 4 ? p.tx.atomicAdd(1, 3) : p.tx.write(p.src, 0, 8, 0))) < 0) {
+                    p.tx.progress();
+                    p.rx.progress();
+                }
+            }
+            p.settle();
+            long allocated = mx.getCurrentThreadAllocatedBytes() - before;
+            assertTrue(allocated < 64 * 1024, "data path allocated " + allocated + " bytes for 4000 operations");
+            long s = seq0 + W * 10L;
+            assertSame(first, p.tx.pooledWr(s - s % W), "slot 0 uses the same pooled WR every lap");
+            assertEquals(800 * 3, p.rx.counter(1));
+        }
+    }
+
+    @Test
+    void retransmissionRepostsTheOriginalWrAndTheReceiverDropsTheDuplicate() {
+        try (Pair p = new Pair(9, Ordering.RECEIVER_REORDER, null)) {
+            long w0 = p.tx.write(p.src, 0, 8, 64);
+            long a0 = p.tx.atomicAdd(2, 300); // does not fit the immediate: ATOMIC_EXT
+            SendWorkRequests orig = p.tx.pooledWr(a0);
+            long wrIdBefore = orig.wrId(0);
+            int immBefore = orig.imm(0);
+            assertTrue(p.tx.retransmit(a0));
+            assertTrue(p.tx.retransmit(w0));
+            assertSame(orig, p.tx.pooledWr(a0));
+            assertEquals(wrIdBefore, orig.wrId(0));
+            assertEquals(immBefore, orig.imm(0));
+            p.settle();
+            assertEquals(2, p.tx.retransmits());
+            assertEquals(300, p.rx.counter(2), "the retransmitted atomic was applied once");
+            assertEquals(2, p.rx.duplicates());
+            assertEquals(1, p.dst.get(JAVA_LONG, 64));
+            assertEquals(0, p.tx.retransmitUnacked(0), "nothing unacknowledged after settling");
+        }
+    }
+
+    @Test
+    void srqIsRefilledInBatchesAboveTheThreshold() {
+        // EFA has no SRQs: the refiller is exercised on sim:mlx5 (UD); on EFA it stocks QP receive queues
+        try (Context c = SimDevice.newMlx5().open(); Arena arena = Arena.ofShared()) {
+            ProtectionDomain pd = c.allocPd();
+            CompletionQueue cq = c.createCq(CqOptions.of(256));
+            SharedReceiveQueue srq = pd.createSrq(64, 1);
+            MemoryRegion buf = pd.register(arena.allocate(64 * 64, 64), Access.LOCAL_WRITE);
+            QueuePair rq = pd.createQp(QpInitAttr.of(QpType.UD, cq, 64).withSrq(srq));
+            QueuePair sq = pd.createQp(QpInitAttr.of(QpType.UD, cq, 64));
+            rq.connect(null, Access.ALL_RDMA, 7);
+            sq.connect(null, Access.ALL_RDMA, 7);
+            try (RecvRefiller r = RecvRefiller.forSrq(srq, 32, buf.address(), 64, buf.lkey(), 8);
+                 SendWorkRequests s = new SendWorkRequests(1, 1);
+                 WorkCompletions w = new WorkCompletions(16)) {
+                assertEquals(32, srq.posted());
+                assertEquals(1, r.batches());
+                var ah = pd.createAh(rq.address());
+                int received = 0;
+                for (int i = 0; i < 20; i++) {
+                    s.clear();
+                    s.add(i, Opcode.SEND, SendFlags.SIGNALED);
+                    s.ud(0, ah, rq.qpNum(), OrderedSender.QKEY);
+                    assertEquals(0, sq.postSend(s));
+                }
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (received < 20 && System.nanoTime() < end) {
+                    int n = cq.poll(w);
+                    for (int i = 0; i < n; i++) {
+                        if (w.qpNum(i) == rq.qpNum()) {
+                            received++;
+                            r.release((int) w.wrId(i));
+                        }
+                    }
+                }
+                assertEquals(20, received);
+                assertEquals(3, r.batches(), "initial stock plus two batches of 8");
+                assertEquals(4, r.waiting(), "below the threshold: not yet reposted");
+                assertEquals(32 - 4, srq.posted());
+                r.flush();
+                assertEquals(32, srq.posted());
+                ah.close();
+            }
+            rq.close();
+            sq.close();
+        }
+    }
+
+    @Test
+    void sharedCqIsDemultiplexedByQpNumberAndTwoSgesArriveContiguous() {
+        try (Context c = SimDevice.efa(4, 4).open(); Arena arena = Arena.ofShared()) {
+            ProtectionDomain pd = c.allocPd();
+            CompletionQueue cq = c.createCq(CqOptions.of(256).withExtended(true));
+            MemoryRegion rbuf = pd.register(arena.allocate(64 * 64, 64), Access.LOCAL_WRITE);
+            MemoryRegion hdr = pd.register(arena.allocate(64, 64), Access.LOCAL_WRITE);
+            MemoryRegion payload = pd.register(arena.allocate(256, 64), Access.LOCAL_WRITE);
+            for (int i = 0; i < 16; i++) {
+                hdr.segment().set(JAVA_BYTE, i, (byte) (0xA0 + i));
+            }
+            for (int i = 0; i < 100; i++) {
+                payload.segment().set(JAVA_BYTE, 50 + i, (byte) i);
+            }
+            QueuePair r1 = pd.createQp(QpInitAttr.of(QpType.SRD, cq, 32));
+            QueuePair r2 = pd.createQp(QpInitAttr.of(QpType.SRD, cq, 32));
+            QueuePair sq = pd.createQp(QpInitAttr.of(QpType.SRD, cq, 32).withSges(2, 1));
+            for (QueuePair q : List.of(r1, r2, sq)) {
+                q.connect(null, Access.ALL_RDMA, 7);
+            }
+            int[] counts = new int[3];
+            int[] len = new int[1];
+            long[] where = new long[1];
+            try (RecvRefiller f1 = RecvRefiller.forQp(r1, 16, rbuf.address(), 64, rbuf.lkey(), 4);
+                 RecvRefiller f2 = RecvRefiller.forQp(r2, 16, rbuf.address() + 16 * 64, 64, rbuf.lkey(), 4);
+                 CqDemux demux = new CqDemux(cq, 8, 16);
+                 SendWorkRequests s = new SendWorkRequests(1, 2)) {
+                demux.register(r1.qpNum(), (w, i) -> {
+                    counts[0]++;
+                    len[0] = w.byteLen(i);
+                    where[0] = f1.buffer((int) w.wrId(i));
+                });
+                demux.register(r2.qpNum(), (w, i) -> counts[1]++);
+                demux.register(sq.qpNum(), (w, i) -> counts[2]++);
+                var ah1 = pd.createAh(r1.address());
+                var ah2 = pd.createAh(r2.address());
+                for (int i = 0; i < 5; i++) {
+                    s.clear();
+                    s.add(i, Opcode.SEND, SendFlags.SIGNALED);
+                    boolean to1 = i < 2;
+                    s.ud(0, to1 ? ah1 : ah2, (to1 ? r1 : r2).qpNum(), OrderedSender.QKEY);
+                    s.sge(0, hdr, 0, 16).sge(0, payload, 50, 40); // header + chunk, gathered, no copy
+                    assertEquals(0, sq.postSend(s));
+                }
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (counts[0] + counts[1] + counts[2] < 10 && System.nanoTime() < end) {
+                    demux.poll();
+                }
+                assertEquals(2, counts[0]);
+                assertEquals(3, counts[1]);
+                assertEquals(5, counts[2]);
+                assertEquals(0, demux.unmatched());
+                assertEquals(56, len[0]);
+                MemorySegment got = MemorySegment.ofAddress(where[0]).reinterpret(56);
+                for (int i = 0; i < 16; i++) {
+                    assertEquals((byte) (0xA0 + i), got.get(JAVA_BYTE, i));
+                }
+                for (int i = 0; i < 40; i++) {
+                    assertEquals((byte) i, got.get(JAVA_BYTE, 16 + i));
+                }
+                ah1.close();
+                ah2.close();
+            }
+            r1.close();
+            r2.close();
+            sq.close();
+        }
+    }
+}
