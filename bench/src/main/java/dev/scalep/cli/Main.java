@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
                 DevicesCommand.class,
                 PolicyCommand.class,
                 SweepCommand.class,
+                KernelCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Main implements Runnable {
