@@ -40,6 +40,8 @@ public class EndpointPostPollBenchmark {
 
     EndpointManager sender;
     EndpointManager receiver;
+    /** Endpoints still held by JMH threads: JMH may run this state's teardown before another thread's {@link Sender} teardown. */
+    final java.util.concurrent.atomic.AtomicInteger held = new java.util.concurrent.atomic.AtomicInteger();
 
     @Setup(Level.Trial)
     public void open(BenchmarkParams params) {
@@ -51,7 +53,11 @@ public class EndpointPostPollBenchmark {
     }
 
     @TearDown(Level.Trial)
-    public void close() {
+    public void close() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (held.get() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
         sender.close();
         receiver.close();
     }
@@ -67,6 +73,7 @@ public class EndpointPostPollBenchmark {
         @Setup(Level.Trial)
         public void acquire(EndpointPostPollBenchmark b) {
             ep = b.sender.acquire();
+            b.held.incrementAndGet();
             offset = (ep.index() & 7) * 2;
         }
 
@@ -75,7 +82,11 @@ public class EndpointPostPollBenchmark {
             if (!ep.drain(TimeUnit.SECONDS.toNanos(30))) {
                 throw new IllegalStateException("endpoint " + ep.index() + " did not drain: " + ep.outstanding() + " outstanding");
             }
-            b.sender.release(ep);
+            try {
+                b.sender.release(ep);
+            } finally {
+                b.held.decrementAndGet();
+            }
         }
     }
 

@@ -100,8 +100,8 @@ public class VerbsPostPollBenchmark {
         MemorySegment peerMem = arena.allocate(4096, 4096);
         mr = pd.register(mem, Access.ALL_RDMA);
         peerMr = peerPd.register(peerMem, Access.ALL_RDMA);
-        cq = ctx.createCq(CqOptions.of(DEPTH).withExtended(caps.extendedCqOnly()));
-        peerCq = peerCtx.createCq(CqOptions.of(DEPTH).withExtended(caps.extendedCqOnly()));
+        cq = ctx.createCq(CqOptions.of(DEPTH + 1).withExtended(caps.extendedCqOnly()));
+        peerCq = peerCtx.createCq(CqOptions.of(DEPTH + 1).withExtended(caps.extendedCqOnly()));
         int inline = Math.min(2, caps.maxInline());
         qp = pd.createQp(new QpInitAttr(type, cq, cq, null, DEPTH, 1, 1, 1, inline, false));
         peerQp = peerPd.createQp(new QpInitAttr(type, peerCq, peerCq, null, DEPTH, 1, 1, 1, inline, false));
