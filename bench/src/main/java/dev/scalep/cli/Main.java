@@ -15,6 +15,7 @@ import picocli.CommandLine.Command;
                 PolicyCommand.class,
                 SweepCommand.class,
                 CheckCommand.class,
+                KernelCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Main implements Runnable {

@@ -1,0 +1,125 @@
+package dev.scalep.bench.jmh;
+
+import dev.scalep.endpoints.Endpoint;
+import dev.scalep.endpoints.EndpointManager;
+import dev.scalep.endpoints.EndpointOptions;
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.threading.Completion;
+import dev.scalep.threading.SendPath;
+import dev.scalep.verbs.Devices;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.BenchmarkParams;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The endpoint data path per sharing category: one operation is one 2-byte RDMA write through a
+ * thread-bound {@link Endpoint} (p = 32, q = 64, inline, d = 256), polling every 64 writes and
+ * whenever the queue is full. Each JMH thread acquires its own endpoint; run with {@code -t N}
+ * for N threads. With {@code -prof gc}, {@code gc.alloc.rate.norm} is the data path's bytes per write.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+public class EndpointPostPollBenchmark {
+    @Param({"mpi-everywhere", "2x-dynamic", "dynamic", "shared-dynamic", "static", "mpi-threads",
+            "mpi-threads,qp=shared:combining"})
+    public String category;
+
+    @Param({"sim:mlx5"})
+    public String device;
+
+    EndpointManager sender;
+    EndpointManager receiver;
+    /** Endpoints still held by JMH threads: JMH may run this state's teardown before another thread's {@link Sender} teardown. */
+    final java.util.concurrent.atomic.AtomicInteger held = new java.util.concurrent.atomic.AtomicInteger();
+
+    @Setup(Level.Trial)
+    public void open(BenchmarkParams params) {
+        EndpointOptions o = EndpointOptions.DEFAULTS.withFeatures(32, 64, 2);
+        int threads = params.getThreads();
+        sender = EndpointManager.open(Devices.byName(device), SharingConfig.parse(category), threads, o);
+        receiver = EndpointManager.open(Devices.byName(device), SharingConfig.parse(category), threads, o);
+        sender.connect(receiver);
+    }
+
+    @TearDown(Level.Trial)
+    public void close() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (held.get() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        sender.close();
+        receiver.close();
+    }
+
+    /** One JMH thread's endpoint, acquired by that thread. */
+    @State(Scope.Thread)
+    public static class Sender {
+        Endpoint ep;
+        final Completion c = new Completion();
+        long id;
+        int offset;
+
+        @Setup(Level.Trial)
+        public void acquire(EndpointPostPollBenchmark b) {
+            ep = b.sender.acquire();
+            b.held.incrementAndGet();
+            offset = (ep.index() & 7) * 2;
+        }
+
+        @TearDown(Level.Trial)
+        public void release(EndpointPostPollBenchmark b) {
+            if (!ep.drain(TimeUnit.SECONDS.toNanos(30))) {
+                throw new IllegalStateException("endpoint " + ep.index() + " did not drain: " + ep.outstanding() + " outstanding");
+            }
+            try {
+                b.sender.release(ep);
+            } finally {
+                b.held.decrementAndGet();
+            }
+        }
+    }
+
+    @Benchmark
+    public int write(Sender s) {
+        return Ops.write(s.ep, s.c, s.id++, s.offset);
+    }
+
+    /** The measured loop body, shared by the endpoint benchmarks. */
+    static final class Ops {
+        private Ops() {
+        }
+
+        static int write(Endpoint ep, Completion c, long id, int offset) {
+            int rc;
+            while ((rc = ep.write(id, offset, 2, offset)) == SendPath.EAGAIN) {
+                reap(ep, c);
+            }
+            if (rc != 0) {
+                throw new IllegalStateException("write failed: errno " + rc);
+            }
+            if ((id & 63) == 63) {
+                reap(ep, c);
+            }
+            return rc;
+        }
+
+        static void reap(Endpoint ep, Completion c) {
+            while (ep.poll(c)) {
+                if (!c.ok()) {
+                    throw new IllegalStateException("completion error: status " + c.status());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+package dev.scalep.bench.kernels;
+
+import dev.scalep.endpoints.Endpoint;
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.threading.Completion;
+import dev.scalep.threading.SendPath;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** Shared plumbing of the application kernels: sharing-level lists, blocking post/await over an {@link Endpoint}. */
+public final class KernelSupport {
+    /** Longest a kernel waits for one completion or one neighbour before failing. */
+    static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    private KernelSupport() {
+    }
+
+    /**
+     * Parse {@code --categories} values: category names separated by commas, or axes forms
+     * ({@code mpi-threads,qp=shared:combining}) separated by ';'. Returns label → configuration in
+     * the given order. Throws {@link IllegalArgumentException} naming a bad level.
+     */
+    public static Map<String, SharingConfig> levels(List<String> args) {
+        Map<String, SharingConfig> out = new LinkedHashMap<>();
+        for (String arg : args) {
+            for (String part : arg.split(";")) {
+                String s = part.strip();
+                if (s.isEmpty()) {
+                    continue;
+                }
+                if (s.contains("=")) {
+                    out.put(s, SharingConfig.parse(s));
+                } else {
+                    for (String name : s.split(",")) {
+                        String n = name.strip();
+                        if (!n.isEmpty()) {
+                            out.put(n, SharingConfig.parse(n));
+                        }
+                    }
+                }
+            }
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("no sharing level given");
+        }
+        return out;
+    }
+
+    /** Fail on a post error other than back-pressure. */
+    static void check(int rc, String what) {
+        if (rc != 0 && rc != SendPath.EAGAIN) {
+            throw new IllegalStateException(what + " failed: errno " + rc + " (" + dev.scalep.verbs.Errno.name(rc) + ")");
+        }
+    }
+
+    /**
+     * Wait for {@code n} successful completions of this endpoint (every request of a kernel is
+     * signaled). Throws on an error completion or after {@link #TIMEOUT_NANOS}.
+     */
+    static void await(Endpoint ep, Completion c, int n) {
+        long deadline = 0;
+        int spins = 0;
+        while (n > 0) {
+            if (ep.poll(c)) {
+                if (!c.ok()) {
+                    throw new IllegalStateException("completion error: status " + c.status() + " for wr " + c.wrId()
+                            + " on endpoint " + ep.index());
+                }
+                if (!c.isRecv()) {
+                    n--;
+                }
+                continue;
+            }
+            if (++spins == 1024) {
+                spins = 0;
+                long now = System.nanoTime();
+                if (deadline == 0) {
+                    deadline = now + TIMEOUT_NANOS;
+                } else if (now > deadline) {
+                    throw new IllegalStateException("endpoint " + ep.index() + ": " + n
+                            + " completions did not arrive within " + TimeUnit.NANOSECONDS.toSeconds(TIMEOUT_NANOS) + " s");
+                }
+                Thread.yield();
+            }
+        }
+    }
+
+    /** Post through {@code op} until it is not refused for back-pressure; {@code op} returns the post's rc. */
+    interface Post {
+        int post();
+    }
+
+    static void post(Endpoint ep, Completion c, Post op, String what) {
+        long deadline = System.nanoTime() + TIMEOUT_NANOS;
+        int rc;
+        while ((rc = op.post()) == SendPath.EAGAIN) {
+            // A kernel keeps at most a few requests outstanding; a full queue means a sharer's backlog.
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(what + ": send queue stayed full for 60 s");
+            }
+            Thread.onSpinWait();
+        }
+        check(rc, what);
+    }
+
+    /** One category's outcome. {@code rate} is in {@code rateUnit}; {@code notes} lists substitutions. */
+    public record Result(String kernel, String level, int threads, double seconds, double rate, String rateUnit,
+                         double opsPerSec, boolean verified, String detail, String notes) {
+    }
+}

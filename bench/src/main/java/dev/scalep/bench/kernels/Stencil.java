@@ -1,0 +1,317 @@
+package dev.scalep.bench.kernels;
+
+import dev.scalep.endpoints.Endpoint;
+import dev.scalep.endpoints.EndpointManager;
+import dev.scalep.endpoints.EndpointOptions;
+import dev.scalep.endpoints.Substitution;
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.threading.Completion;
+import dev.scalep.verbs.Device;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+
+/**
+ * 5-point Jacobi stencil with 1-D (row strip) partitioning and halo exchange over endpoints,
+ * verified bitwise against a sequential run of the same number of iterations.
+ *
+ * <p>Mapping onto the Endpoint API. Each thread has one endpoint (one QP) per neighbour, as in the
+ * research. An endpoint pairs with endpoint {@code i} of one peer manager, so the links are built
+ * as two managers of {@code threads - 1} endpoints each, both at the requested sharing level:
+ * {@code down} (endpoint {@code k} belongs to thread {@code k}, towards {@code k+1}) and {@code up}
+ * (endpoint {@code k} belongs to thread {@code k+1}, towards {@code k}), connected to each other.
+ * Threads acquire their endpoints in index order so that thread {@code t} holds {@code down[t]}
+ * and {@code up[t-1]}. Deviation: a CQ cannot span two managers, so a thread's two QPs complete on
+ * two CQs (one per direction; within a direction the level's CQ sharing applies), not on one.
+ *
+ * <p>Exchange. A halo row is an RDMA write into the neighbour's target region, alternating
+ * between two slots by iteration parity; after its completion (the data is placed) an 8-byte
+ * iteration flag is written behind the slots, and the neighbour spins on that flag. Notification
+ * by flag rather than write-with-immediate keeps the kernel correct when threads share a QP or SRQ
+ * (a receive is consumed by whichever endpoint posted it first). Two slots suffice: a thread
+ * writes iteration {@code i+1} only after it has the neighbour's iteration {@code i}, which the
+ * neighbour sent after consuming iteration {@code i-1} from the slot being reused.
+ */
+public final class Stencil {
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+
+    private Stencil() {
+    }
+
+    /** Initial value of cell (i, j); row 0 is a hot boundary. */
+    static double initial(int i, int j, int rows) {
+        if (i == 0) {
+            return 1.0;
+        }
+        return ((i * 31 + j * 17) % 100) / 100.0;
+    }
+
+    /** One cell update; both the parallel and the sequential run use exactly this expression. */
+    static double update(double c, double up, double down, double left, double right) {
+        return 0.2 * (c + up + down + left + right);
+    }
+
+    /** The sequential reference: {@code iterations} sweeps of the whole {@code rows}×{@code cols} grid. */
+    static double[] sequential(int rows, int cols, int iterations) {
+        double[] cur = new double[rows * cols];
+        for (int i = 0; i < rows; i++) {
+            for (int j = 0; j < cols; j++) {
+                cur[i * cols + j] = initial(i, j, rows);
+            }
+        }
+        double[] next = cur.clone();
+        for (int it = 0; it < iterations; it++) {
+            for (int i = 1; i < rows - 1; i++) {
+                for (int j = 1; j < cols - 1; j++) {
+                    int x = i * cols + j;
+                    next[x] = update(cur[x], cur[x - cols], cur[x + cols], cur[x - 1], cur[x + 1]);
+                }
+            }
+            double[] t = cur;
+            cur = next;
+            next = t;
+        }
+        return cur;
+    }
+
+    /**
+     * Run {@code iterations} sweeps of a {@code size}×{@code size} grid (boundary rows and columns
+     * fixed) on {@code threads} threads at sharing level {@code cfg}.
+     */
+    public static KernelSupport.Result run(Device device, String label, SharingConfig cfg, int threads, int size,
+                                           int iterations) throws InterruptedException {
+        if (threads < 1) {
+            throw new IllegalArgumentException("--threads must be >= 1: " + threads);
+        }
+        if (size < 3 || size - 2 < threads) {
+            throw new IllegalArgumentException("--size " + size + " leaves " + Math.max(0, size - 2)
+                    + " interior rows for " + threads + " threads; give at least threads + 2");
+        }
+        if (iterations < 0) {
+            throw new IllegalArgumentException("--iterations must be >= 0: " + iterations);
+        }
+        final int rows = size;
+        final int cols = size;
+        final int rowBytes = cols * Double.BYTES;
+        final int flagOff = 2 * rowBytes;
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withDepths(16, 1).withBuffers(flagOff + 64, 64).withFeatures(1, 1, 0);
+        int links = threads - 1;
+        EndpointManager down = null;
+        EndpointManager up = null;
+        try {
+            if (links > 0) {
+                down = EndpointManager.open(device, cfg, links, opts);
+                up = EndpointManager.open(device, cfg, links, opts);
+                down.connect(up);
+                for (int k = 0; k < links; k++) {
+                    down.endpoint(k).targetBuffer().fill((byte) 0);
+                    up.endpoint(k).targetBuffer().fill((byte) 0);
+                }
+            }
+            final EndpointManager dn = down;
+            final EndpointManager upm = up;
+            String notes = down == null ? "" : down.substitutions().stream().map(Substitution::toString)
+                    .collect(Collectors.joining("; "));
+            int interior = rows - 2;
+            int[] first = new int[threads + 1];
+            for (int t = 0; t <= threads; t++) {
+                first[t] = 1 + (int) ((long) interior * t / threads);
+            }
+            double[][] result = new double[threads][];
+            long[] done = new long[threads];
+            long[] began = new long[threads];
+            AtomicInteger downTurn = new AtomicInteger();
+            AtomicInteger upTurn = new AtomicInteger();
+            CyclicBarrier start = new CyclicBarrier(threads + 1);
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            List<Thread> workers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                final int me = t;
+                Thread th = Thread.ofPlatform().name("stencil-" + t).unstarted(() -> {
+                    Endpoint toDown = null;
+                    Endpoint toUp = null;
+                    try {
+                        if (me < links) {
+                            toDown = acquireInOrder(dn, downTurn, me, failure);
+                        }
+                        if (me > 0) {
+                            toUp = acquireInOrder(upm, upTurn, me - 1, failure);
+                        }
+                        int r0 = first[me];
+                        int n = first[me + 1] - r0;
+                        double[] cur = new double[(n + 2) * cols];
+                        for (int i = 0; i < n + 2; i++) {
+                            for (int j = 0; j < cols; j++) {
+                                cur[i * cols + j] = initial(r0 - 1 + i, j, rows);
+                            }
+                        }
+                        double[] next = cur.clone();
+                        Completion c = new Completion();
+                        start.await(60, TimeUnit.SECONDS);
+                        began[me] = System.nanoTime();
+                        for (int it = 0; it < iterations; it++) {
+                            int slot = (it & 1) * rowBytes;
+                            if (toDown != null) {
+                                send(toDown, c, cur, n * cols, cols, slot, flagOff, it + 1L);
+                            }
+                            if (toUp != null) {
+                                send(toUp, c, cur, cols, cols, slot, flagOff, it + 1L);
+                            }
+                            if (toDown != null) {
+                                receive(toDown, cur, (n + 1) * cols, cols, slot, flagOff, it + 1L);
+                            }
+                            if (toUp != null) {
+                                receive(toUp, cur, 0, cols, slot, flagOff, it + 1L);
+                            }
+                            for (int i = 1; i <= n; i++) {
+                                for (int j = 1; j < cols - 1; j++) {
+                                    int x = i * cols + j;
+                                    next[x] = update(cur[x], cur[x - cols], cur[x + cols], cur[x - 1], cur[x + 1]);
+                                }
+                            }
+                            double[] tmp = cur;
+                            cur = next;
+                            next = tmp;
+                        }
+                        done[me] = System.nanoTime();
+                        result[me] = Arrays.copyOfRange(cur, cols, (n + 1) * cols);
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                        start.reset();
+                    } finally {
+                        release(dn, toDown, failure);
+                        release(upm, toUp, failure);
+                    }
+                });
+                workers.add(th);
+                th.start();
+            }
+            try {
+                start.await(60, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                for (Thread th : workers) {
+                    th.join(TimeUnit.SECONDS.toMillis(70));
+                }
+                Throwable f = failure.get();
+                throw new IllegalStateException("stencil " + label + " failed to start: " + (f != null ? f : e), f != null ? f : e);
+            }
+            for (Thread th : workers) {
+                th.join(TimeUnit.MINUTES.toMillis(10));
+                if (th.isAlive()) {
+                    failure.compareAndSet(null, new IllegalStateException(th.getName() + " did not finish"));
+                }
+            }
+            Throwable f = failure.get();
+            if (f != null) {
+                throw new IllegalStateException("stencil " + label + " x" + threads + " failed: " + f.getMessage(), f);
+            }
+            long end = 0;
+            for (long d : done) {
+                end = Math.max(end, d);
+            }
+            long t0 = Long.MAX_VALUE;
+            for (long b : began) {
+                t0 = Math.min(t0, b);
+            }
+            // Each thread stamps its own start: the span is first start to last finish.
+            double seconds = Math.max(1e-9, (end - t0) / 1e9);
+            double[] ref = sequential(rows, cols, iterations);
+            long mismatches = 0;
+            String firstBad = null;
+            for (int t = 0; t < threads; t++) {
+                for (int k = 0; k < result[t].length; k++) {
+                    int x = first[t] * cols + k;
+                    if (Double.doubleToRawLongBits(result[t][k]) != Double.doubleToRawLongBits(ref[x])) {
+                        if (firstBad == null) {
+                            firstBad = "cell (" + x / cols + "," + x % cols + ") = " + result[t][k] + ", expected " + ref[x];
+                        }
+                        mismatches++;
+                    }
+                }
+            }
+            double updates = (double) interior * (cols - 2) * iterations;
+            double messages = 4.0 * links * iterations; // per link and iteration: row + flag, both directions
+            String detail = mismatches == 0 ? "bitwise equal to the sequential run (" + rows + "x" + cols + ", "
+                    + iterations + " iterations)" : mismatches + " cells differ, first " + firstBad;
+            return new KernelSupport.Result("stencil", label, threads, seconds, updates / seconds / 1e6, "Mcell/s",
+                    messages / seconds, mismatches == 0, detail, notes);
+        } finally {
+            if (down != null) {
+                down.close();
+            }
+            if (up != null) {
+                up.close();
+            }
+        }
+    }
+
+    /** Acquire endpoint {@code index} of {@code m}: threads take turns so that acquire() hands out that index. */
+    private static Endpoint acquireInOrder(EndpointManager m, AtomicInteger turn, int index,
+                                           AtomicReference<Throwable> failure) {
+        long deadline = System.nanoTime() + KernelSupport.TIMEOUT_NANOS;
+        while (turn.get() != index) {
+            if (failure.get() != null || System.nanoTime() > deadline) {
+                throw new IllegalStateException("gave up waiting to acquire endpoint " + index);
+            }
+            Thread.yield();
+        }
+        Endpoint e = m.acquire();
+        turn.incrementAndGet();
+        if (e.index() != index) {
+            throw new IllegalStateException("acquired endpoint " + e.index() + ", expected " + index);
+        }
+        return e;
+    }
+
+    private static void release(EndpointManager m, Endpoint e, AtomicReference<Throwable> failure) {
+        if (m != null && e != null) {
+            try {
+                m.release(e);
+            } catch (RuntimeException x) {
+                failure.compareAndSet(null, x);
+            }
+        }
+    }
+
+    /** Write row {@code from} of {@code grid} into the neighbour's slot, wait until placed, then raise its flag. */
+    private static void send(Endpoint ep, Completion c, double[] grid, int from, int cols, int slot, int flagOff, long iteration) {
+        MemorySegment src = ep.sendBuffer();
+        MemorySegment.copy(grid, from, src, ValueLayout.JAVA_DOUBLE, slot, cols);
+        int bytes = cols * Double.BYTES;
+        KernelSupport.post(ep, c, () -> ep.write(iteration * 2, slot, bytes, slot), "halo write");
+        KernelSupport.await(ep, c, 1);
+        src.set(ValueLayout.JAVA_LONG, flagOff, iteration);
+        KernelSupport.post(ep, c, () -> ep.write(iteration * 2 + 1, flagOff, Long.BYTES, flagOff), "halo flag write");
+        KernelSupport.await(ep, c, 1);
+    }
+
+    /** Wait until the neighbour's flag reaches {@code iteration}, then copy its row into {@code grid} at {@code to}. */
+    private static void receive(Endpoint ep, double[] grid, int to, int cols, int slot, int flagOff, long iteration) {
+        MemorySegment target = ep.targetBuffer();
+        long deadline = 0;
+        int spins = 0;
+        while ((long) LONG.getAcquire(target, (long) flagOff) < iteration) {
+            if (++spins == 256) {
+                spins = 0;
+                long now = System.nanoTime();
+                if (deadline == 0) {
+                    deadline = now + KernelSupport.TIMEOUT_NANOS;
+                } else if (now > deadline) {
+                    throw new IllegalStateException("halo of iteration " + iteration + " did not arrive on endpoint "
+                            + ep.index() + " within 60 s");
+                }
+                Thread.yield();
+            }
+        }
+        MemorySegment.copy(target, ValueLayout.JAVA_DOUBLE, slot, grid, to, cols);
+    }
+}

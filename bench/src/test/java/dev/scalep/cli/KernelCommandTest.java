@@ -1,0 +1,41 @@
+package dev.scalep.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class KernelCommandTest {
+    @Test
+    void dgemmAndStencilPrintVerifiedPerLevel() {
+        SweepCommandTest.Run r = SweepCommandTest.run("kernel", "dgemm", "--threads", "2", "--categories", "static,mpi-threads",
+                "--size", "32", "--tile", "16");
+        assertEquals(0, r.rc(), r.out() + r.err());
+        assertEquals(2, r.out().lines().filter(l -> l.endsWith("verified")).count(), r.out());
+        assertTrue(r.out().contains("GFLOP/s"), r.out());
+        r = SweepCommandTest.run("kernel", "stencil", "--threads", "3", "--categories", "mpi-threads,qp=shared:combining;dynamic",
+                "--size", "16", "--iterations", "5");
+        assertEquals(0, r.rc(), r.out() + r.err());
+        assertEquals(2, r.out().lines().filter(l -> l.endsWith("verified")).count(), r.out());
+    }
+
+    @Test
+    void mistakesExitTwoWithoutStackTrace() {
+        for (String[] args : new String[][]{
+                {"kernel", "fft"},
+                {"kernel", "dgemm", "--size", "30", "--tile", "8"},
+                {"kernel", "stencil", "--device", "nope"},
+                {"kernel", "stencil", "--categories", "bogus"},
+                {"kernel", "dgemm", "--threads", "0"}}) {
+            SweepCommandTest.Run r = SweepCommandTest.run(args);
+            assertEquals(2, r.rc(), String.join(" ", args) + ": " + r.err());
+            assertEquals(1, r.err().strip().lines().count(), r.err());
+            assertFalse(r.err().contains("\tat "), r.err());
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package dev.scalep.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class SweepCommandTest {
+    static final String HEADER = "device,category,threads,postlist,unsignaled,messages,seconds,mmsgPerSec,qps,cqs,uarPages,uuars,memoryBytes";
+
+    record Run(int rc, String out, String err) {
+    }
+
+    static synchronized Run run(String... args) {
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        ByteArrayOutputStream o = new ByteArrayOutputStream();
+        ByteArrayOutputStream e = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(o, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
+            int rc = Main.run(args);
+            return new Run(rc, o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(out);
+            System.setErr(err);
+        }
+    }
+
+    @Test
+    void sweepWritesOneRowPerConfiguration(@TempDir Path tmp) throws Exception {
+        Run r = run("sweep", "--threads", "1,2", "--categories", "static,mpi-threads", "--messages", "2000",
+                "--repeat", "1", "--no-progress", "--out", tmp.toString());
+        assertEquals(0, r.rc(), r.err());
+        List<String> lines = Files.readAllLines(tmp.resolve("results.csv"));
+        String[] header = lines.getFirst().split(",");
+        for (String col : HEADER.split(",")) {
+            assertTrue(List.of(header).contains(col), "results.csv lacks column " + col + ": " + lines.getFirst());
+        }
+        assertTrue(lines.getFirst().startsWith(HEADER), lines.getFirst());
+        List<java.util.Map<String, String>> rows;
+        com.fasterxml.jackson.dataformat.csv.CsvMapper csv = new com.fasterxml.jackson.dataformat.csv.CsvMapper();
+        try (com.fasterxml.jackson.databind.MappingIterator<java.util.Map<String, String>> it = csv
+                .readerForMapOf(String.class).with(com.fasterxml.jackson.dataformat.csv.CsvSchema.emptySchema().withHeader())
+                .readValues(tmp.resolve("results.csv").toFile())) {
+            rows = it.readAll();
+        }
+        assertEquals(4, rows.size(), String.join("\n", lines));
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (java.util.Map<String, String> row : rows) {
+            seen.add(row.get("category") + "/" + row.get("threads"));
+            assertEquals("sim:mlx5", row.get("device"), row.toString());
+            assertEquals(2000L * Integer.parseInt(row.get("threads")), Long.parseLong(row.get("messages")), row.toString());
+            assertTrue(Double.parseDouble(row.get("mmsgPerSec")) > 0, row.toString());
+            assertTrue(Long.parseLong(row.get("qps")) >= 1, row.toString());
+        }
+        assertEquals(java.util.Set.of("static/1", "static/2", "mpi-threads/1", "mpi-threads/2"), seen);
+        assertTrue(Files.exists(tmp.resolve("results.json")));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"--threads=0", "--without=bogus", "--device=nope"})
+    void badOptionsExitTwoWithOneLine(String bad, @TempDir Path tmp) {
+        Run r = run("sweep", bad, "--messages", "100", "--repeat", "1", "--no-progress", "--out", tmp.toString());
+        assertEquals(2, r.rc(), r.out() + r.err());
+        String err = r.err().strip();
+        assertFalse(err.isEmpty());
+        assertEquals(1, err.lines().count(), err);
+        assertFalse(err.contains("Exception") || err.contains("\tat "), err);
+    }
+}
