@@ -118,6 +118,9 @@ abstract class AbstractSendPath implements SendPath {
         }
         if (op.isRdma()) {
             list.rdma(i, remoteAddr, rkey);
+            if (connectionless) {
+                srdByHandle(i, peer);
+            }
         } else if (connectionless) {
             // SendWorkRequests.ud() wants the object; write the same union through the handle table.
             udByHandle(i, peer);
@@ -133,6 +136,14 @@ abstract class AbstractSendPath implements SendPath {
         seg.set(java.lang.foreign.ValueLayout.JAVA_LONG, base + dev.scalep.verbs.ffm.Structs.SEND_UD_AH, peerAh[peer]);
         seg.set(java.lang.foreign.ValueLayout.JAVA_INT, base + dev.scalep.verbs.ffm.Structs.SEND_UD_REMOTE_QPN, peerQpn[peer]);
         seg.set(java.lang.foreign.ValueLayout.JAVA_INT, base + dev.scalep.verbs.ffm.Structs.SEND_UD_REMOTE_QKEY, peerQkey[peer]);
+    }
+
+    private void srdByHandle(int i, int peer) {
+        long base = dev.scalep.verbs.ffm.Structs.IBV_SEND_WR.byteSize() * i;
+        var seg = list.segment();
+        seg.set(java.lang.foreign.ValueLayout.JAVA_LONG, base + dev.scalep.verbs.ffm.Structs.SEND_SCALEP_SRD_AH, peerAh[peer]);
+        seg.set(java.lang.foreign.ValueLayout.JAVA_INT, base + dev.scalep.verbs.ffm.Structs.SEND_SCALEP_SRD_QPN, peerQpn[peer]);
+        seg.set(java.lang.foreign.ValueLayout.JAVA_INT, base + dev.scalep.verbs.ffm.Structs.SEND_SCALEP_SRD_QKEY, peerQkey[peer]);
     }
 
     /**
