@@ -35,8 +35,9 @@ class EndpointBehaviourTest {
             "static,qp=shared:combining,cq=shared", "dynamic,cq=shared", "static,qp=2way:locked",
             "static,qp=2way:combining,cq=per-qp,buf=shared"};
 
-    /** Multi-thread runs (2, 4, 16) hang in back-pressure on the merged sim and are under investigation; see endpoints/README.md. */
-    static final int[] THREADS = Integer.getInteger("scalep.ep.threads", 0) > 0 ? new int[]{Integer.getInteger("scalep.ep.threads")} : new int[]{1};
+    /** Thread counts of the matrix; {@code -Dscalep.ep.threads=N} runs one count only. */
+    static final int[] THREADS = Integer.getInteger("scalep.ep.threads", 0) > 0
+            ? new int[]{Integer.getInteger("scalep.ep.threads")} : new int[]{1, 2, 4, 16};
 
     static Stream<Arguments> matrix() {
         List<Arguments> out = new ArrayList<>();
@@ -63,11 +64,16 @@ class EndpointBehaviourTest {
              EndpointManager b = EndpointManager.open(dev, cfg, threads, opts)) {
             a.connect(b);
             AtomicReference<Throwable> fail = new AtomicReference<>();
+            // Every thread holds its endpoint until all have acquired and finished: a thread that released
+            // early would hand its endpoint to a late starter, and two threads would write as one.
+            java.util.concurrent.CyclicBarrier acquired = new java.util.concurrent.CyclicBarrier(threads);
+            java.util.concurrent.CyclicBarrier done = new java.util.concurrent.CyclicBarrier(threads);
             List<Thread> ts = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 ts.add(Thread.ofPlatform().name("ep-" + t).start(() -> {
                     try {
                         Endpoint e = a.acquire();
+                        acquired.await(20, java.util.concurrent.TimeUnit.SECONDS);
                         int i = e.index();
                         for (int k = 0; k < 64; k++) {
                             e.sendBuffer().set(ValueLayout.JAVA_BYTE, k, (byte) (i * 7 + k));
@@ -92,9 +98,12 @@ class EndpointBehaviourTest {
                         }
                         assertTrue(e.drain(20_000_000_000L), "drain");
                         assertEquals(0, e.outstanding());
+                        done.await(20, java.util.concurrent.TimeUnit.SECONDS);
                         a.release(e);
                     } catch (Throwable x) {
                         fail.compareAndSet(null, x);
+                        acquired.reset();
+                        done.reset();
                     }
                 }));
             }
