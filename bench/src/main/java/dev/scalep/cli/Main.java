@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
         subcommands = {
                 DevicesCommand.class,
                 PolicyCommand.class,
+                ResourcesCommand.class,
                 SweepCommand.class,
                 CheckCommand.class,
                 KernelCommand.class,

@@ -1,0 +1,123 @@
+package dev.scalep.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.scalep.endpoints.Endpoint;
+import dev.scalep.endpoints.EndpointManager;
+import dev.scalep.endpoints.EndpointOptions;
+import dev.scalep.endpoints.Substitution;
+import dev.scalep.policies.EffectivePolicy;
+import dev.scalep.policies.EndpointClass;
+import dev.scalep.policies.Policy;
+import dev.scalep.policies.PolicyLoader;
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.verbs.Device;
+import dev.scalep.verbs.Devices;
+import dev.scalep.verbs.ResourceUsage;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code scalep resources}: what a sharing level allocates for N threads, from the device's own accounting. */
+@Command(name = "resources", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Build the endpoints N threads get at a sharing level, print the resources the device "
+                + "accounted for them (contexts, PDs, MRs, QPs, CQs, SRQs, TDs, UAR pages, uUARs, memory), and tear "
+                + "everything down.",
+        footer = {"", "Sharing levels (--category):",
+                "  a category: mpi-everywhere, 2x-dynamic, dynamic, shared-dynamic, static, mpi-threads",
+                "  or the axes form, items separated by commas (a category may come first; other axes default to it,",
+                "  or to static):",
+                "    ctx, pd, mr, buf = per-thread | shared | Xway",
+                "    td  = none | dedicated | paired | dedicated-2x",
+                "    qp  = per-thread | (shared | Xway)[:locked | :combining]",
+                "    cq  = per-qp | per-thread | shared | Xway",
+                "    srq = none | per-thread | shared | Xway",
+                "", "Examples:",
+                "  scalep resources --threads 16 --category 2x-dynamic",
+                "  scalep resources --threads 16 --category ctx=shared,td=paired,qp=4way:combining --json",
+                "  scalep resources --device sim:efa --threads 8 --policy catalog:recommended-efa --class bulk"})
+final class ResourcesCommand implements Callable<Integer> {
+    @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}).")
+    String device = Devices.DEFAULT;
+
+    @Option(names = "--threads", paramLabel = "N", required = true, description = "Application threads (1..4096).")
+    int threads;
+
+    @Option(names = "--category", paramLabel = "LEVEL", description = "Sharing level: a category or the axes form (default: static).")
+    String category;
+
+    @Option(names = "--policy", paramLabel = "FILE", description = "Take the sharing level and queue depth from an endpoint class of a policy file (or catalog:NAME).")
+    String policy;
+
+    @Option(names = "--class", paramLabel = "NAME", description = "The endpoint class of --policy (default: its first class).")
+    String className;
+
+    @Option(names = "--json", description = "Print one JSON object: contexts, pds, mrs, qps, cqs, srqs, tds, uarPages, uuars, uuarsInUse, memoryBytes.")
+    boolean json;
+
+    @Option(names = "--per-endpoint", description = "Also list which instance of each resource every endpoint uses (table only).")
+    boolean perEndpoint;
+
+    @Override
+    public Integer call() throws Exception {
+        if (threads < 1 || threads > 4096) {
+            throw new UserException("--threads: " + threads + " is out of range 1..4096");
+        }
+        Device dev = Devices.byName(device);
+        SharingConfig cfg;
+        EndpointOptions opts = EndpointOptions.DEFAULTS;
+        String source;
+        if (policy != null) {
+            if (category != null) {
+                throw new UserException("--policy and --category exclude each other");
+            }
+            Policy p = policy.startsWith("catalog:") ? PolicyLoader.loadCatalog(policy.substring(8)) : PolicyLoader.load(Path.of(policy));
+            EffectivePolicy eff = p.effective(dev);
+            EndpointClass c = className != null ? eff.endpointClass(className) : eff.classes().values().iterator().next();
+            if (c == null) {
+                throw new UserException("--class: no endpoint class '" + className + "' in " + policy + "; it has "
+                        + String.join(", ", eff.classes().keySet()));
+            }
+            cfg = c.sharing();
+            opts = opts.withDepths(c.queueDepth(), opts.recvDepth());
+            source = policy + " class " + c.name();
+        } else {
+            cfg = SharingConfig.parse(category == null ? "static" : category);
+            source = category == null ? "static" : category;
+        }
+        try (EndpointManager m = EndpointManager.open(dev, cfg, threads, opts)) {
+            ResourceUsage r = m.resources();
+            if (json) {
+                Map<String, Long> out = r.toMap();
+                System.out.println(new ObjectMapper().writeValueAsString(out));
+                return 0;
+            }
+            System.out.println(dev.name() + ", " + threads + " threads, sharing " + source);
+            System.out.println("  axes: " + cfg);
+            System.out.println("  UAR allocation: " + m.uarDescription());
+            for (Substitution s : m.substitutions()) {
+                System.out.println("  substituted " + s);
+            }
+            System.out.println();
+            System.out.printf("  %-12s %12s%n", "RESOURCE", "COUNT");
+            for (Map.Entry<String, Long> e : r.toMap().entrySet()) {
+                String v = e.getKey().equals("memoryBytes") ? e.getValue() + " (" + SweepCommand.bytes(e.getValue()) + ")"
+                        : String.valueOf(e.getValue());
+                System.out.printf("  %-12s %12s%n", e.getKey(), v);
+            }
+            if (perEndpoint) {
+                System.out.println();
+                System.out.printf("  %-8s %4s %4s %4s %4s %4s %4s %4s %5s %-9s %s%n", "ENDPOINT", "CTX", "PD", "MR", "QP", "CQ",
+                        "SRQ", "TD", "UUAR", "LOCKFREE", "SEND PATH");
+                for (int i = 0; i < threads; i++) {
+                    Endpoint.Usage u = m.endpoint(i).usage();
+                    System.out.printf("  %-8d %4d %4d %4d %4d %4d %4d %4d %5d %-9s %s%n", i, u.context(), u.pd(), u.mr(), u.qp(),
+                            u.cq(), u.srq(), u.td(), u.uuar(), u.lockFreeQp() ? "yes" : "no", u.sendPath());
+                }
+            }
+        }
+        return 0;
+    }
+}
