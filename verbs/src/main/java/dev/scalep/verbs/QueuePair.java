@@ -54,8 +54,31 @@ public interface QueuePair extends AutoCloseable {
         readyToSend(7, rnrRetry);
     }
 
-    /** Post the whole chain with one doorbell. 0 or a positive errno. */
+    /**
+     * Post the whole chain with one doorbell: the same as {@code postSend(wrs, 0, wrs.count())}.
+     * 0 or a positive errno.
+     */
     int postSend(SendWorkRequests wrs);
+
+    /**
+     * Post the sub-chain of records {@code [from, from + count)} of a pre-linked list (records
+     * linked {@code i -> i + 1}, as {@link SendWorkRequests#add} and {@link SendWorkRequests#fill}
+     * leave them) with one doorbell, without rewriting the records: the provider cuts the chain
+     * after record {@code from + count - 1} for the duration of the call and restores the link
+     * before returning. On failure {@code wrs.badIndex()} is the absolute index of the first record
+     * not posted; the records of the range before it are posted. 0 or a positive errno.
+     *
+     * <p>The default supports only the whole list; the sim and ibv providers support any range.
+     *
+     * @throws IndexOutOfBoundsException when the range is not within {@code [0, wrs.count())}
+     */
+    default int postSend(SendWorkRequests wrs, int from, int count) {
+        java.util.Objects.checkFromIndexSize(from, count, wrs.count());
+        if (from == 0 && count == wrs.count()) {
+            return postSend(wrs);
+        }
+        throw new UnsupportedFeatureException("ibv_post_send", String.valueOf(pd()), "posting a sub-chain");
+    }
 
     /** Post receives to this QP's own receive queue. 0 or a positive errno. */
     int postRecv(RecvWorkRequests wrs);

@@ -12,7 +12,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * A reusable, allocation-free postlist of send work requests: {@code capacity} native
  * {@code struct ibv_send_wr} records, each with room for {@code maxSge} {@code struct ibv_sge}
  * entries, chained through {@code next} in the order they were added. One
- * {@link QueuePair#postSend(SendWorkRequests)} posts the whole chain with one doorbell.
+ * {@link QueuePair#postSend(SendWorkRequests)} posts the whole chain with one doorbell;
+ * {@link QueuePair#postSend(SendWorkRequests, int, int)} posts a sub-chain of a pre-initialised
+ * pool ({@link #fill}) so that a ring of reusable WRs is posted in chains without rewriting it.
  *
  * <p>The records are laid out exactly as libibverbs expects, so the {@code ibv} provider hands
  * {@link #segment()} to {@code ibv_post_send} as is; the simulated device reads the same bytes.
@@ -64,6 +66,44 @@ public final class SendWorkRequests implements AutoCloseable {
     public void clear() {
         count = 0;
         badIndex = -1;
+    }
+
+    /**
+     * Make records {@code [0, count)} the list without clearing them: a fixed pool of WRs is
+     * initialised once (here or by {@link #add}, then with the setters) and reposted as chains with
+     * {@link QueuePair#postSend(SendWorkRequests, int, int)} without being rewritten. Links record
+     * {@code i} to {@code i + 1} for {@code i < count - 1} and ends the chain at {@code count - 1};
+     * every other field keeps what was last written (all zero in a record never written: opcode
+     * {@code RDMA_WRITE}, no SGEs, unsignaled). Returns this.
+     */
+    public SendWorkRequests fill(int count) {
+        java.util.Objects.checkFromIndexSize(0, count, capacity + 1);
+        for (int i = 0; i < count; i++) {
+            wrs.set(JAVA_LONG, WR * i + Structs.SEND_NEXT, i + 1 < count ? wrs.address() + WR * (i + 1) : 0L);
+        }
+        this.count = count;
+        this.badIndex = -1;
+        return this;
+    }
+
+    /** Replace the opcode of work request {@code i}. */
+    public SendWorkRequests opcode(int i, Opcode opcode) {
+        wrs.set(JAVA_INT, WR * i + Structs.SEND_OPCODE, opcode.code);
+        return this;
+    }
+
+    /** Set the number of SGEs of work request {@code i} to {@code n <= maxSge} (entries keep their contents). */
+    public SendWorkRequests numSge(int i, int n) {
+        if (n < 0 || n > maxSge) {
+            throw new IllegalArgumentException("work request " + i + ": " + n + " SGEs, at most " + maxSge);
+        }
+        wrs.set(JAVA_INT, WR * i + Structs.SEND_NUM_SGE, n);
+        return this;
+    }
+
+    /** The {@code next} link of record {@code i} (0 at the end of a chain). */
+    public long next(int i) {
+        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_NEXT);
     }
 
     /**

@@ -35,11 +35,16 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * Under {@link Ordering#SENDER_WAIT} an atomic (and everything after it) is held until every earlier
  * operation's send completion arrived; under the other modes everything is posted at once.
  *
- * <p><b>WR pool.</b> Every slot {@code seq mod window} owns one pre-initialised work request per kind
- * (opcode, flags, AH, remote QPN/QKEY, rkey and lkeys written once at construction); a post rewrites
- * only wr_id, immediate, remote address and SGE address/length. Nothing is allocated per operation.
- * The WR stays untouched until the operation's callback ran, so {@link #retransmit} reposts the
- * original WR. Completions are marked in a ring and callbacks run from its front, in post order.
+ * <p><b>WR pool, chained posts.</b> The pool is one {@link SendWorkRequests} of {@code window}
+ * records, filled and linked once ({@link SendWorkRequests#fill}); record {@code seq mod window}
+ * belongs to operation {@code seq}. Flags, the SRD destination (AH, remote QPN/QKEY) and lkeys are
+ * written at construction; an operation writes only its opcode, wr_id, immediate, remote address and
+ * SGE. Operations accumulate until {@code maxChain} are unposted (or {@link #flush()} /
+ * {@link #progress()}) and go out as one chain of consecutive records with
+ * {@link QueuePair#postSend(SendWorkRequests, int, int)}: one doorbell, the records not rewritten
+ * (a chain stops at the ring's wrap and at a held atomic). Nothing is allocated per operation. A
+ * record stays untouched until its operation's callback ran, so {@link #retransmit} reposts the
+ * original record. Completions are marked in a ring and callbacks run from its front, in post order.
  *
  * <p>Not thread-safe: one thread posts and calls {@link #progress()} (or feeds {@link #completion}
  * from a {@link CqDemux}). Owns its QP, AH, WR pool and staging memory; {@link #close()} frees them.
@@ -62,9 +67,8 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
     private final SendCallback callback;
     private final Arena arena = Arena.ofShared();
     private final MemoryRegion stagingMr;
-    private final SendWorkRequests[] dataPool;
-    private final SendWorkRequests[] atomicPool;
-    private final SendWorkRequests[] extPool;
+    private final SendWorkRequests pool;
+    private final int maxChain;
     private final WorkCompletions wcs;
     private final int[] kind;
     private final boolean[] done;
@@ -74,6 +78,7 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
     private long nextPost;
     private long front;
     private long posts;
+    private long chains;
     private long retransmits;
     private long errors;
     private int lastErrno;
@@ -88,7 +93,21 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
      */
     public OrderedSender(ProtectionDomain pd, CompletionQueue cq, Ordering ordering, int window, Remote remote,
                          SendCallback callback) {
+        this(pd, cq, ordering, window, remote, callback, 1);
+    }
+
+    /**
+     * As above, posting chains of up to {@code maxChain} operations (1: every operation is posted
+     * when issued; more: operations are posted once {@code maxChain} are waiting, or at
+     * {@link #flush()} / {@link #progress()}).
+     */
+    public OrderedSender(ProtectionDomain pd, CompletionQueue cq, Ordering ordering, int window, Remote remote,
+                         SendCallback callback, int maxChain) {
         checkWindow(window);
+        if (maxChain < 1 || maxChain > window) {
+            throw new IllegalArgumentException("maxChain must be in 1.." + window + ": " + maxChain);
+        }
+        this.maxChain = maxChain;
         this.ordering = ordering;
         this.window = window;
         this.mask = window - 1;
@@ -101,24 +120,12 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
         this.stagingMr = pd.register(arena.allocate((long) window * OrderedReceiver.OPERAND_BYTES, 64),
                 Access.LOCAL_WRITE);
         int rq = remote.address().qpn();
-        dataPool = new SendWorkRequests[window];
-        atomicPool = new SendWorkRequests[window];
-        extPool = new SendWorkRequests[window];
-        for (int s = 0; s < window; s++) {
-            SendWorkRequests d = new SendWorkRequests(1, 2);
-            d.add(0, Opcode.RDMA_WRITE_WITH_IMM, SendFlags.SIGNALED);
-            d.srdRdma(0, ah, rq, QKEY, remote.dataAddr(), remote.dataRkey());
-            d.sge(0, 0, 0, stagingMr.lkey());
-            dataPool[s] = d;
-            SendWorkRequests a = new SendWorkRequests(1, 1);
-            a.add(0, Opcode.RDMA_WRITE_WITH_IMM, SendFlags.SIGNALED);
-            a.srdRdma(0, ah, rq, QKEY, remote.dataAddr(), remote.dataRkey());
-            atomicPool[s] = a;
-            SendWorkRequests e = new SendWorkRequests(1, 1);
-            e.add(0, Opcode.SEND_WITH_IMM, SendFlags.SIGNALED);
-            e.ud(0, ah, rq, QKEY);
-            e.sge(0, stagingMr, (long) s * OrderedReceiver.OPERAND_BYTES, OrderedReceiver.OPERAND_BYTES);
-            extPool[s] = e;
+        pool = new SendWorkRequests(window, 1).fill(window);
+        for (int r = 0; r < window; r++) {
+            pool.flags(r, SendFlags.SIGNALED);
+            pool.srdRdma(r, ah, rq, QKEY, remote.dataAddr(), remote.dataRkey());
+            pool.numSge(r, 1).sgeAt(r, 0, stagingMr.address() + (long) r * OrderedReceiver.OPERAND_BYTES,
+                    OrderedReceiver.OPERAND_BYTES, stagingMr.lkey());
         }
         wcs = new WorkCompletions(32);
         kind = new int[window];
@@ -162,12 +169,12 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
         }
         long seq = nextSeq++;
         int s = (int) (seq & mask);
-        SendWorkRequests w = dataPool[s];
-        w.wrId(0, seq).imm(0, ImmCodec.encode(ImmCodec.DATA, seq, 0));
-        w.rdma(0, remote.dataAddr() + dstOffset, remote.dataRkey());
-        w.sgeAt(0, 0, src.address() + srcOffset, length, src.lkey());
+        SendWorkRequests w = pool;
+        w.opcode(s, Opcode.RDMA_WRITE_WITH_IMM).wrId(s, seq).imm(s, ImmCodec.encode(ImmCodec.DATA, seq, 0));
+        w.rdma(s, remote.dataAddr() + dstOffset, remote.dataRkey());
+        w.numSge(s, 1).sgeAt(s, 0, src.address() + srcOffset, length, src.lkey());
         kind[s] = ImmCodec.DATA;
-        pump();
+        issued();
         return seq;
     }
 
@@ -181,9 +188,11 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
         }
         long seq = nextSeq++;
         int s = (int) (seq & mask);
+        SendWorkRequests w = pool;
         if (ImmCodec.fitsInline(counter, addend)) {
-            SendWorkRequests w = atomicPool[s];
-            w.wrId(0, seq).imm(0, ImmCodec.encode(ImmCodec.ATOMIC, seq, ImmCodec.atomicPayload(counter, addend)));
+            w.opcode(s, Opcode.RDMA_WRITE_WITH_IMM).wrId(s, seq)
+                    .imm(s, ImmCodec.encode(ImmCodec.ATOMIC, seq, ImmCodec.atomicPayload(counter, addend)));
+            w.rdma(s, remote.dataAddr(), remote.dataRkey()).numSge(s, 0);
             kind[s] = ImmCodec.ATOMIC;
         } else {
             MemorySegment st = stagingMr.segment();
@@ -191,41 +200,68 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
             st.set(JAVA_INT, off, counter);
             st.set(JAVA_INT, off + 4, 0);
             st.set(JAVA_LONG, off + 8, addend);
-            extPool[s].wrId(0, seq).imm(0, ImmCodec.encode(ImmCodec.ATOMIC_EXT, seq, 0));
+            w.opcode(s, Opcode.SEND_WITH_IMM).wrId(s, seq).imm(s, ImmCodec.encode(ImmCodec.ATOMIC_EXT, seq, 0));
+            w.ud(s, ah, remote.address().qpn(), QKEY);
+            w.numSge(s, 1).sgeAt(s, 0, stagingMr.address() + off, OrderedReceiver.OPERAND_BYTES, stagingMr.lkey());
             kind[s] = ImmCodec.ATOMIC_EXT;
         }
-        pump();
+        issued();
         return seq;
     }
 
-    private SendWorkRequests wr(int s) {
-        return switch (kind[s]) {
-            case ImmCodec.DATA -> dataPool[s];
-            case ImmCodec.ATOMIC -> atomicPool[s];
-            default -> extPool[s];
-        };
+    private void issued() {
+        if (nextSeq - nextPost >= maxChain) {
+            pump();
+        }
     }
 
-    /** The pooled WR of sequence {@code seq}'s slot for its kind (tests check reuse). */
-    public SendWorkRequests pooledWr(long seq) {
-        return wr((int) (seq & mask));
+    /** The WR pool: operation {@code seq} uses record {@link #pooledIndex pooledIndex(seq)} (tests check reuse). */
+    public SendWorkRequests pool() {
+        return pool;
     }
 
-    /** Post what may be posted now. */
+    /** The pool record of operation {@code seq}. */
+    public int pooledIndex(long seq) {
+        return (int) (seq & mask);
+    }
+
+    /** Post every operation that may be posted now, in chains. */
+    public void flush() {
+        pump();
+    }
+
+    /** Post what may be posted now, as chains of consecutive pool records of up to {@code maxChain}. */
     private void pump() {
         while (nextPost < nextSeq) {
             int s = (int) (nextPost & mask);
-            if (ordering == Ordering.SENDER_WAIT && kind[s] != ImmCodec.DATA && front < nextPost) {
-                return; // held until every earlier operation completed
+            int k = 0;
+            long limit = Math.min(nextSeq - nextPost, Math.min(maxChain, window - s));
+            while (k < limit) {
+                int r = s + k;
+                if (ordering == Ordering.SENDER_WAIT && kind[r] != ImmCodec.DATA && front < nextPost + k) {
+                    break; // held until every earlier operation completed
+                }
+                k++;
             }
-            int rc = qp.postSend(wr(s));
+            if (k == 0) {
+                return;
+            }
+            int rc = qp.postSend(pool, s, k);
+            int posted = rc == 0 ? k : Math.max(0, pool.badIndex() - s);
+            long now = System.nanoTime();
+            for (int i = 0; i < posted; i++) {
+                postNanos[s + i] = now;
+            }
+            posts += posted;
+            nextPost += posted;
             if (rc != 0) {
                 lastErrno = rc;
                 return; // SQ full: retried at the next progress
             }
-            postNanos[s] = System.nanoTime();
-            posts++;
-            nextPost++;
+            chains++;
+            if (k < limit) {
+                return; // a held atomic
+            }
         }
     }
 
@@ -291,7 +327,7 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
             return false;
         }
         int s = (int) (seq & mask);
-        int rc = qp.postSend(wr(s));
+        int rc = qp.postSend(pool, s, 1);
         if (rc != 0) {
             lastErrno = rc;
             return false;
@@ -319,6 +355,11 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
         return posts;
     }
 
+    /** Chains posted (doorbells rung for new operations, retransmissions not counted). */
+    public long chains() {
+        return chains;
+    }
+
     public long retransmits() {
         return retransmits;
     }
@@ -338,11 +379,7 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
         qp.close();
         ah.close();
         stagingMr.close();
-        for (int s = 0; s < window; s++) {
-            dataPool[s].close();
-            atomicPool[s].close();
-            extPool[s].close();
-        }
+        pool.close();
         wcs.close();
         if (arena.scope().isAlive()) {
             arena.close();

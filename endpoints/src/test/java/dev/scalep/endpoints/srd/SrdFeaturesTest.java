@@ -49,6 +49,10 @@ class SrdFeaturesTest {
         final MemorySegment dst;
 
         Pair(long seed, Ordering o, SendCallback cbk) {
+            this(seed, o, cbk, 1);
+        }
+
+        Pair(long seed, Ordering o, SendCallback cbk, int maxChain) {
             SimDevice d = SimDevice.efa(seed, 8);
             a = d.open();
             b = d.open();
@@ -58,7 +62,7 @@ class SrdFeaturesTest {
             cb = b.createCq(CqOptions.of(256).withExtended(true));
             dst = arena.allocate(4096, 64);
             rx = new OrderedReceiver(pb, cb, o, W, dst, 4, null);
-            tx = new OrderedSender(pa, ca, o, W, rx.remote(), cbk);
+            tx = new OrderedSender(pa, ca, o, W, rx.remote(), cbk, maxChain);
             MemorySegment s = arena.allocate(4096, 64);
             for (int i = 0; i < 512; i++) {
                 s.set(JAVA_LONG, 8L * i, i + 1);
@@ -123,11 +127,11 @@ class SrdFeaturesTest {
     @Test
     void wrPoolReusesTheSameWorkRequestsAndDoesNotAllocate() {
         try (Pair p = new Pair(5, Ordering.RECEIVER_REORDER, null)) {
-            SendWorkRequests first = null;
+            long first = 0;
             for (int i = 0; i < W; i++) {
                 p.tx.write(p.src, 0, 8, 0);
                 if (i == 0) {
-                    first = p.tx.pooledWr(0);
+                    first = p.tx.pool().address(p.tx.pooledIndex(0));
                 }
             }
             p.settle();
@@ -153,8 +157,76 @@ class SrdFeaturesTest {
             long allocated = mx.getCurrentThreadAllocatedBytes() - before;
             assertTrue(allocated < 64 * 1024, "data path allocated " + allocated + " bytes for 4000 operations");
             long s = seq0 + W * 10L;
-            assertSame(first, p.tx.pooledWr(s - s % W), "slot 0 uses the same pooled WR every lap");
+            assertEquals(first, p.tx.pool().address(p.tx.pooledIndex(s - s % W)), "slot 0 uses the same record every lap");
             assertEquals(800 * 3, p.rx.counter(1));
+        }
+    }
+
+    @Test
+    void chainsOfPooledRecordsAreOneDoorbellEachAndReuseTheRecords() {
+        try (Pair p = new Pair(11, Ordering.RECEIVER_REORDER, null, 8)) {
+            var c = p.tx.qp().counters();
+            long[] addr = new long[W];
+            for (int i = 0; i < W; i++) {
+                addr[i] = p.tx.pool().address(i);
+            }
+            for (int i = 0; i < 7; i++) {
+                p.tx.write(p.src, 8L * i, 8, 8L * i);
+            }
+            assertEquals(0, c.doorbells(), "below maxChain nothing is posted yet");
+            p.tx.write(p.src, 56, 8, 56);
+            assertEquals(1, c.doorbells(), "a chain of 8 WRs is one doorbell");
+            assertEquals(8, c.wqes());
+            p.tx.atomicAdd(0, 5);
+            p.tx.atomicAdd(1, 1000); // ATOMIC_EXT: a send on the same record ring
+            p.tx.write(p.src, 64, 8, 64);
+            p.tx.flush();
+            assertEquals(2, c.doorbells());
+            assertEquals(11, c.wqes());
+            p.settle();
+            for (int i = 0; i < 9; i++) {
+                assertEquals(i + 1, p.dst.get(JAVA_LONG, 8L * i));
+            }
+            assertEquals(5, p.rx.counter(0));
+            assertEquals(1000, p.rx.counter(1));
+            // seqs 11..18 cross the ring's end (16): two chains, 5 + 3
+            for (int i = 0; i < 8; i++) {
+                p.tx.write(p.src, 0, 8, 0);
+            }
+            assertEquals(4, c.doorbells());
+            assertEquals(19, c.wqes());
+            // retransmission reposts the very record: one more doorbell, one more WQE, same address
+            long seq = p.tx.nextSeq() - 1;
+            int r = p.tx.pooledIndex(seq);
+            assertTrue(p.tx.retransmit(seq));
+            assertEquals(5, c.doorbells());
+            assertEquals(addr[r], p.tx.pool().address(r));
+            p.settle();
+            for (int i = 0; i < W; i++) {
+                assertEquals(addr[i], p.tx.pool().address(i), "records never move");
+            }
+            assertEquals(W, p.tx.pool().count());
+            var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            for (int round = 0; round < 2; round++) { // round 0 warms up, round 1 is measured
+                long before = mx.getCurrentThreadAllocatedBytes();
+                long db = c.doorbells();
+                int ops = 8000;
+                for (int i = 0; i < ops; i++) {
+                    while ((i % 7 == 6 ? p.tx.atomicAdd(2, 1) : p.tx.write(p.src, 0, 8, 0)) < 0) {
+                        p.tx.progress();
+                        p.rx.progress();
+                    }
+                }
+                p.tx.flush();
+                p.settle();
+                long allocated = mx.getCurrentThreadAllocatedBytes() - before;
+                long doorbells = c.doorbells() - db;
+                if (round == 1) {
+                    assertTrue(allocated < 64 * 1024, "chained data path allocated " + allocated + " bytes for "
+                            + ops + " operations");
+                    assertTrue(doorbells <= ops / 4, doorbells + " doorbells for " + ops + " chained operations");
+                }
+            }
         }
     }
 
@@ -163,14 +235,16 @@ class SrdFeaturesTest {
         try (Pair p = new Pair(9, Ordering.RECEIVER_REORDER, null)) {
             long w0 = p.tx.write(p.src, 0, 8, 64);
             long a0 = p.tx.atomicAdd(2, 300); // does not fit the immediate: ATOMIC_EXT
-            SendWorkRequests orig = p.tx.pooledWr(a0);
-            long wrIdBefore = orig.wrId(0);
-            int immBefore = orig.imm(0);
+            SendWorkRequests orig = p.tx.pool();
+            int r = p.tx.pooledIndex(a0);
+            long addrBefore = orig.address(r);
+            long wrIdBefore = orig.wrId(r);
+            int immBefore = orig.imm(r);
             assertTrue(p.tx.retransmit(a0));
             assertTrue(p.tx.retransmit(w0));
-            assertSame(orig, p.tx.pooledWr(a0));
-            assertEquals(wrIdBefore, orig.wrId(0));
-            assertEquals(immBefore, orig.imm(0));
+            assertEquals(addrBefore, p.tx.pool().address(p.tx.pooledIndex(a0)));
+            assertEquals(wrIdBefore, orig.wrId(r));
+            assertEquals(immBefore, orig.imm(r));
             p.settle();
             assertEquals(2, p.tx.retransmits());
             assertEquals(300, p.rx.counter(2), "the retransmitted atomic was applied once");

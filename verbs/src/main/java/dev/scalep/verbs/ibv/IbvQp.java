@@ -394,18 +394,30 @@ final class IbvQp extends IbvResource implements QueuePair {
 
     @Override
     public int postSend(SendWorkRequests wrs) {
+        return postSend(wrs, 0, wrs.count());
+    }
+
+    /**
+     * Records {@code [from, from + n)}: {@code ibv_post_send} gets the address of record {@code from}
+     * and the chain is cut after the last record posted (restored before returning); the EFA
+     * {@code ibv_wr_*} path iterates the range.
+     */
+    @Override
+    public int postSend(SendWorkRequests wrs, int from, int n) {
+        java.util.Objects.checkFromIndexSize(from, n, wrs.count());
         checkOpen();
-        int n = wrs.count();
         if (n == 0) {
+            wrs.badIndex(-1);
             return 0;
         }
         if (qpx != null) {
-            return postSendEx(wrs, n);
+            return postSendEx(wrs, from, n);
         }
         // Refuse what the QP was not created for, before the provider sees it (it may be lenient).
-        int limit = n;
+        int end = from + n;
+        int limit = end;
         int refusal = 0;
-        for (int i = 0; i < n; i++) {
+        for (int i = from; i < end; i++) {
             int flags = wrs.flags(i);
             if ((type == QpType.UD && Opcode.of(wrs.opcode(i)) != Opcode.SEND
                     && Opcode.of(wrs.opcode(i)) != Opcode.SEND_WITH_IMM)
@@ -416,41 +428,42 @@ final class IbvQp extends IbvResource implements QueuePair {
             }
         }
         int room = attr.maxSendWr() - outstandingSends();
-        if (room < limit) {
-            limit = Math.max(0, room);
+        if (room < limit - from) {
+            limit = from + Math.max(0, room);
             refusal = Errno.ENOMEM;
         }
         int rc = 0;
-        int accepted = 0;
-        if (limit > 0) {
+        int accepted = from;
+        if (limit > from) {
             MemorySegment chain = wrs.segment();
             long cut = WR * (limit - 1) + Structs.SEND_NEXT;
             long saved = chain.get(JAVA_LONG, cut);
-            if (limit < n) {
-                chain.set(JAVA_LONG, cut, 0L); // post only the accepted prefix; restored below
+            if (saved != 0L) {
+                chain.set(JAVA_LONG, cut, 0L); // post only [from, limit); restored below
             }
             MemorySegment bad = BAD.get();
-            rc = Ops.post(postSendFn, qp, chain, bad);
-            if (limit < n) {
+            rc = Ops.post(postSendFn, qp, from == 0 ? chain : chain.asSlice(WR * from), bad);
+            if (saved != 0L) {
                 chain.set(JAVA_LONG, cut, saved);
             }
             accepted = limit;
             if (rc != 0) {
                 long b = bad.get(ADDRESS, 0).address();
-                accepted = b == 0 ? 0 : (int) ((b - wrs.address(0)) / WR);
+                accepted = b == 0 ? from : (int) ((b - wrs.address(0)) / WR);
             }
         }
-        if (rc == 0 && limit < n) {
+        if (rc == 0 && limit < end) {
             rc = refusal;
         }
         wrs.badIndex(rc == 0 ? -1 : accepted);
-        posted(wrs, accepted);
+        posted(wrs, from, accepted);
         return rc;
     }
 
     /** SRD: one {@code wr_start..wr_complete} batch, after checking the v44 EFA rules for every WR. */
-    private int postSendEx(SendWorkRequests wrs, int n) {
-        for (int i = 0; i < n; i++) {
+    private int postSendEx(SendWorkRequests wrs, int from, int n) {
+        int end = from + n;
+        for (int i = from; i < end; i++) {
             int flags = wrs.flags(i);
             Opcode op = Opcode.of(wrs.opcode(i));
             boolean inline = (flags & SendFlags.INLINE) != 0;
@@ -463,7 +476,7 @@ final class IbvQp extends IbvResource implements QueuePair {
         }
         MemorySegment sges = wrs.segment();
         Ops.voidOp(wrStart, qpx);
-        for (int i = 0; i < n; i++) {
+        for (int i = from; i < end; i++) {
             long base = WR * i;
             qpx.set(JAVA_LONG, IbvStructs.QPX_WR_ID, wrs.wrId(i));
             int flags = wrs.flags(i);
@@ -492,8 +505,8 @@ final class IbvQp extends IbvResource implements QueuePair {
             }
         }
         int rc = Ops.intOp(wrComplete, qpx);
-        wrs.badIndex(rc == 0 ? -1 : 0);
-        posted(wrs, rc == 0 ? n : 0);
+        wrs.badIndex(rc == 0 ? -1 : from);
+        posted(wrs, from, rc == 0 ? end : from);
         return rc;
     }
 
@@ -507,14 +520,16 @@ final class IbvQp extends IbvResource implements QueuePair {
                 || op == Opcode.RDMA_WRITE && caps.rdmaWrite());
     }
 
-    private void posted(SendWorkRequests wrs, int accepted) {
-        if (accepted == 0) {
+    /** Account records {@code [from, acceptedEnd)} as posted. */
+    private void posted(SendWorkRequests wrs, int from, int acceptedEnd) {
+        int accepted = acceptedEnd - from;
+        if (accepted <= 0) {
             return;
         }
         int inline = 0;
         boolean all = attr.sigAll() || qpx != null;
         synchronized (ring) {
-            for (int i = 0; i < accepted; i++) {
+            for (int i = from; i < acceptedEnd; i++) {
                 int flags = wrs.flags(i);
                 sendsPosted++;
                 if (all || (flags & SendFlags.SIGNALED) != 0) {

@@ -476,6 +476,12 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
 
     @Override
     public int postSend(SendWorkRequests wrs) {
+        return postSend(wrs, 0, wrs.count());
+    }
+
+    @Override
+    public int postSend(SendWorkRequests wrs, int from, int count) {
+        java.util.Objects.checkFromIndexSize(from, count, wrs.count());
         checkOpen();
         ReentrantLock l = qpLock;
         if (l != null) {
@@ -485,7 +491,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         try {
             engine.lock();
             try {
-                rc = postLocked(wrs);
+                rc = postLocked(wrs, from, count);
             } finally {
                 engine.unlock();
             }
@@ -498,19 +504,19 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         return rc;
     }
 
-    private int postLocked(SendWorkRequests wrs) {
-        int n = wrs.count();
+    /** Records [from, from + n): the sim reads records by index, so the chain needs no cut. */
+    private int postLocked(SendWorkRequests wrs, int from, int n) {
         wrs.badIndex(-1);
         if (n == 0) {
             return 0;
         }
         if (!state.canPostSend()) {
-            wrs.badIndex(0);
+            wrs.badIndex(from);
             return Errno.EINVAL;
         }
         int posted = 0;
         int rc = 0;
-        for (int i = 0; i < n; i++) {
+        for (int i = from; i < from + n; i++) {
             rc = validate(wrs, i);
             if (rc == 0 && freeTop == 0) {
                 rc = Errno.ENOMEM;
@@ -522,10 +528,10 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             posted++;
         }
         if (rc != 0) {
-            wrs.badIndex(posted);
+            wrs.badIndex(from + posted);
         }
         if (posted > 0) {
-            ringDoorbell(wrs, posted);
+            ringDoorbell(wrs, from, posted);
             process();
         }
         return rc;
@@ -621,7 +627,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         }
     }
 
-    private void ringDoorbell(SendWorkRequests wrs, int posted) {
+    private void ringDoorbell(SendWorkRequests wrs, int from, int posted) {
         doorbells++;
         wqes += posted;
         SimUuar u = uuar;
@@ -633,12 +639,12 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         if (l != null) {
             l.lock();
             try {
-                u.ring(qpn, (int) nextSeq, wrs.segment(), 0, bf);
+                u.ring(qpn, (int) nextSeq, wrs.segment(), wrs.address(from) - wrs.address(0), bf);
             } finally {
                 l.unlock();
             }
         } else {
-            u.ring(qpn, (int) nextSeq, wrs.segment(), 0, bf);
+            u.ring(qpn, (int) nextSeq, wrs.segment(), wrs.address(from) - wrs.address(0), bf);
         }
         if (bf) {
             blueFlameWrites++;
