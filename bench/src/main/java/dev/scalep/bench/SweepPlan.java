@@ -42,11 +42,11 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerTh
                 throw new IllegalArgumentException("--threads: " + t + " is out of range 1..1024");
             }
         }
-        long messages = r.messages() != null ? r.messages() : r.quick() ? 50_000 : 200_000;
+        long messages = r.messages() != null ? r.messages() : r.quick() ? 200_000 : 1_000_000;
         if (messages < 1 || messages > 1_000_000_000L) {
             throw new IllegalArgumentException("--messages: " + messages + " is out of range 1..1000000000");
         }
-        int repeats = r.repeat() != null ? r.repeat() : r.quick() ? 2 : 3;
+        int repeats = r.repeat() != null ? r.repeat() : r.quick() ? 3 : 5;
         if (repeats < 1 || repeats > 100) {
             throw new IllegalArgumentException("--repeat: " + repeats + " is out of range 1..100");
         }

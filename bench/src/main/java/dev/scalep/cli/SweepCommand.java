@@ -50,7 +50,7 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--policy", paramLabel = "FILE", description = "Sweep the endpoint classes of a policy file (or catalog:NAME) instead of categories.")
     String policy;
 
-    @Option(names = "--messages", paramLabel = "N", description = "Messages per thread per repeat (default 200000; --quick 50000).")
+    @Option(names = "--messages", paramLabel = "N", description = "Messages per thread per repeat (default 1000000; --quick 200000).")
     Long messages;
 
     @Option(names = "--postlist", paramLabel = "P", description = "p: work requests per doorbell (default ${DEFAULT-VALUE}).")
@@ -75,13 +75,13 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--qp-mode", paramLabel = "MODE", description = "How a shared QP serialises posts in --share qp: locked (the research) or combining (default ${DEFAULT-VALUE}).")
     String qpMode = "locked";
 
-    @Option(names = "--repeat", paramLabel = "N", description = "Timed repeats per configuration (default 3; --quick 2). A warm-up run precedes them.")
+    @Option(names = "--repeat", paramLabel = "N", description = "Timed repeats per configuration (default 5; --quick 3). A warm-up run precedes them.")
     Integer repeat;
 
     @Option(names = "--out", paramLabel = "DIR", description = "Output directory (default ${DEFAULT-VALUE}).")
     Path out = Path.of("results");
 
-    @Option(names = "--quick", description = "A run of about a minute on 2 cores: threads 1,2,4, fewer messages, 2 repeats.")
+    @Option(names = "--quick", description = "A run of about a minute on 2 cores: threads 1,2,4, fewer messages, 3 repeats.")
     boolean quick;
 
     @Option(names = "--no-progress", description = "No progress bar (for logs).")
@@ -105,11 +105,22 @@ final class SweepCommand implements Callable<Integer> {
         ProgressBarBuilder pbb = new ProgressBarBuilder().setTaskName("sweep").setInitialMax(totalUnits)
                 .setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(500).continuousUpdate()
                 .setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err));
-        // JIT warm-up of the data path before anything is timed (each configuration also gets its own warm-up run).
-        SweepPoint first = plan.points().getFirst();
-        SweepRunner.run(dev, new SweepPoint(first.device(), "jvm warm-up", first.sharing(), 1, first.postlist(),
-                first.unsignaled(), first.depth(), Math.min(200_000, first.messages() * 2), first.inline(), first.blueFlame(),
-                null, 1, "all"), 1, 0, m -> { });
+        // JIT warm-up before anything is timed: every distinct sharing level and variant runs once at the
+        // largest thread count, so that the data path of each send path (exclusive, locked, combining)
+        // is compiled before the first measurement (each configuration also gets its own warm-up run).
+        System.out.print("warming up the JIT ...");
+        System.out.flush();
+        java.util.Map<String, SweepPoint> warm = new java.util.LinkedHashMap<>();
+        int maxThreads = plan.points().stream().mapToInt(SweepPoint::threads).max().orElse(1);
+        for (SweepPoint p : plan.points()) {
+            warm.putIfAbsent(p.sharing() + "|" + p.variant(), p);
+        }
+        for (SweepPoint p : warm.values()) {
+            SweepRunner.run(dev, new SweepPoint(p.device(), "jvm warm-up", p.sharing(), maxThreads, p.postlist(),
+                    p.unsignaled(), p.depth(), Math.min(50_000, p.messages()), p.inline(), p.blueFlame(), p.shareAxis(),
+                    p.ways(), p.variant()), 1, 0, m -> { });
+        }
+        System.out.println(" done");
         ProgressBar pb = noProgress ? null : pbb.build();
         try {
             for (SweepPoint p : plan.points()) {
