@@ -76,9 +76,11 @@ final class SimContext implements Context {
         final SimUuar.Kind purpose;
         final boolean exclusive;
         final SimUuar[] regs = new SimUuar[2];
+        final SimUarPage uar;
 
         Page(int index, SimUuar.Kind purpose, boolean exclusive) {
             this.index = index;
+            this.uar = new SimUarPage(index);
             this.purpose = purpose;
             this.exclusive = exclusive;
         }
@@ -103,10 +105,14 @@ final class SimContext implements Context {
         if (mlx5 && options.uarMode() == ContextOptions.UarMode.CLASSIC) {
             int total = options.totalUuars();
             int low = options.lowLatencyUuars();
+            SimUarPage page = null;
             for (int i = 0; i < total; i++) {
                 SimUuar.Kind k = i == 0 ? SimUuar.Kind.HIGH_LATENCY
                         : i >= total - low ? SimUuar.Kind.LOW_LATENCY : SimUuar.Kind.MEDIUM;
-                staticUuars.add(new SimUuar(i, i / 2, k));
+                if ((i & 1) == 0) {
+                    page = new SimUarPage(i / 2);
+                }
+                staticUuars.add(new SimUuar(i, page, k));
             }
             staticPages = total / 2;
             accounting.add(Accounting.UAR_PAGES, staticPages);
@@ -201,7 +207,7 @@ final class SimContext implements Context {
                 for (Page p : dynPages.values()) {
                     if (p.purpose == SimUuar.Kind.THREAD_DOMAIN && !p.exclusive && (p.regs[0] == null || p.regs[1] == null)) {
                         int slot = p.regs[0] == null ? 0 : 1;
-                        u = p.regs[slot] = new SimUuar(p.index * 2 + slot, p.index, SimUuar.Kind.THREAD_DOMAIN);
+                        u = p.regs[slot] = new SimUuar(p.index * 2 + slot, p.uar, SimUuar.Kind.THREAD_DOMAIN);
                         break;
                     }
                 }
@@ -211,7 +217,7 @@ final class SimContext implements Context {
                 Page p = new Page(idx, SimUuar.Kind.THREAD_DOMAIN, sharing == TdSharing.INDEPENDENT);
                 dynPages.put(idx, p);
                 accounting.add(Accounting.UAR_PAGES, 1);
-                u = p.regs[0] = new SimUuar(idx * 2, idx, SimUuar.Kind.THREAD_DOMAIN);
+                u = p.regs[0] = new SimUuar(idx * 2, p.uar, SimUuar.Kind.THREAD_DOMAIN);
             }
             accounting.add(Accounting.UUARS, 1);
             accounting.add(Accounting.TDS, 1);
@@ -305,7 +311,7 @@ final class SimContext implements Context {
             if (p.purpose == kind && (p.regs[0] == null || p.regs[1] == null)) {
                 int slot = p.regs[0] == null ? 0 : 1;
                 accounting.add(Accounting.UUARS, 1);
-                return p.regs[slot] = new SimUuar(p.index * 2 + slot, p.index, kind);
+                return p.regs[slot] = new SimUuar(p.index * 2 + slot, p.uar, kind);
             }
         }
         int idx = allocDynPage(kind, verb);
@@ -313,7 +319,7 @@ final class SimContext implements Context {
         dynPages.put(idx, p);
         accounting.add(Accounting.UAR_PAGES, 1);
         accounting.add(Accounting.UUARS, 1);
-        return p.regs[0] = new SimUuar(idx * 2, idx, kind);
+        return p.regs[0] = new SimUuar(idx * 2, p.uar, kind);
     }
 
     /** A QP stops using {@code u} (caller holds {@link #ctl}). */

@@ -25,20 +25,21 @@ final class SimUuar {
     final Kind kind;
     final ReentrantLock lock;
     final boolean blueFlame;
-    private final MemorySegment bf;
+    /** The UAR page this register lives in; BlueFlame writes go through its write-combining engine. */
+    final SimUarPage uarPage;
     /** QPs assigned (control path, under the context lock). */
     int qps;
     private long doorbell;
     private long rings;
-    private int bfOffset;
+    private int bfHalf;
 
-    SimUuar(int index, int page, Kind kind) {
+    SimUuar(int index, SimUarPage page, Kind kind) {
         this.index = index;
-        this.page = page;
+        this.page = page.index;
+        this.uarPage = page;
         this.kind = kind;
         this.lock = kind == Kind.MEDIUM || kind == Kind.DYNAMIC_SHARED ? new ReentrantLock() : null;
         this.blueFlame = kind != Kind.HIGH_LATENCY;
-        this.bf = MemorySegment.ofArray(new byte[512]);
     }
 
     /**
@@ -50,8 +51,8 @@ final class SimUuar {
         doorbell = ((long) qpn << 32) | (producer & 0xffffffffL);
         rings++;
         if (blueFlameWrite) {
-            MemorySegment.copy(wqe, wqeOffset, bf, bfOffset, 64);
-            bfOffset ^= 256;
+            uarPage.blueFlame(index & 1, bfHalf, wqe, wqeOffset);
+            bfHalf ^= 1;
         }
     }
 
