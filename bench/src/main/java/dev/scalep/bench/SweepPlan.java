@@ -80,7 +80,8 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerTh
                     : PolicyLoader.load(Path.of(r.policy()));
             EffectivePolicy eff = policy.effective(r.device());
             eff.degradations().forEach(d -> notes.add(d.message()));
-            // Each class runs with its own features: depth, postlist, unsignaled interval, inline threshold, BlueFlame.
+            // Each class runs with all its features (EndpointOptions.from): depth, postlist, unsignaled interval,
+            // inline threshold, BlueFlame, WR pool and chain length, SRQ sizing and refill, CQ depth and moderation.
             int maxThreadsP = threads.stream().mapToInt(Integer::intValue).max().orElse(1);
             boolean bfDev = r.device().capabilities().blueFlame();
             List<SweepPoint> classPoints = new ArrayList<>();
@@ -88,7 +89,7 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerTh
                 for (int t : threads) {
                     classPoints.add(new SweepPoint(r.device().name(), c.name(), c.sharing().toString(), t, c.postlist(),
                             c.unsignaled(), c.queueDepth(), messages, c.inlineThreshold() >= SweepRunner.PAYLOAD,
-                            bfDev && c.blueFlame() != dev.scalep.policies.BlueFlame.OFF, null, 1, "all"));
+                            bfDev && c.blueFlame() != dev.scalep.policies.BlueFlame.OFF, null, 1, "all", c));
                 }
             }
             notes.add("policy " + r.policy() + ": " + eff.classes().size() + " endpoint classes, up to " + maxThreadsP + " threads");

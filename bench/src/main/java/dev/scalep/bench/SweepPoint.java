@@ -19,10 +19,19 @@ package dev.scalep.bench;
  * @param shareAxis  the axis of an x-way sharing sweep, or {@code null}
  * @param ways       x of the x-way sharing (1 when not a sharing sweep)
  * @param variant    "all" or "w/o FEATURE" for the ablations
+ * @param policyClass the effective policy class the point runs (every feature mapped by
+ *                   {@code EndpointOptions.from}), or {@code null} for the flag-driven points
  */
 public record SweepPoint(String device, String label, String sharing, int threads, int postlist, int unsignaled,
                          int depth, long messages, boolean inline, boolean blueFlame, String shareAxis, int ways,
-                         String variant) {
+                         String variant, dev.scalep.policies.EndpointClass policyClass) {
+
+    /** A flag-driven point (no policy class). */
+    public SweepPoint(String device, String label, String sharing, int threads, int postlist, int unsignaled, int depth,
+                      long messages, boolean inline, boolean blueFlame, String shareAxis, int ways, String variant) {
+        this(device, label, sharing, threads, postlist, unsignaled, depth, messages, inline, blueFlame, shareAxis, ways,
+                variant, null);
+    }
 
     /** Completions polled per call: c = d / q (at least 1). */
     public int pollBatch() {

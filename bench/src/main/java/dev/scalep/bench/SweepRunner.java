@@ -36,7 +36,22 @@ public final class SweepRunner {
     private SweepRunner() {
     }
 
-    /** Options for the endpoints of a point. */
+    /**
+     * Options for the endpoints of a point: a policy point maps every feature of its class
+     * ({@link EndpointOptions#from}) and polls c = d / q completions at a time; other points take the flags.
+     */
+    static EndpointOptions options(SweepPoint p, dev.scalep.verbs.DeviceCapabilities caps) {
+        if (p.policyClass() != null) {
+            EndpointOptions o = EndpointOptions.from(p.policyClass(), caps);
+            return new EndpointOptions(o.sendDepth(), o.recvDepth(), o.bufferBytes(), o.recvSlotBytes(), o.postlist(),
+                    o.signalEvery(), o.inlineThreshold(), o.pin(), p.pollBatch(), o.context(), o.chainPool(),
+                    o.chainMaxLength(), o.sgeHeaderPayload(), o.srqDepth(), o.srqRefillThreshold(), o.srqRefillBatch(),
+                    o.cqDepth(), o.cqModerationCount(), o.cqModerationPeriodUs(), o.ordering(), o.atomicsEmulation());
+        }
+        return options(p);
+    }
+
+    /** Options for the endpoints of a flag-driven point. */
     static EndpointOptions options(SweepPoint p) {
         ContextOptions ctx = ContextOptions.DEFAULTS.withBlueFlame(p.blueFlame());
         EndpointOptions d = EndpointOptions.DEFAULTS;
@@ -51,7 +66,7 @@ public final class SweepRunner {
     public static List<Measurement> run(Device device, SweepPoint p, int repeats, long warmup,
                                         java.util.function.Consumer<Measurement> each) throws InterruptedException {
         SharingConfig cfg = SharingConfig.parse(p.sharing());
-        EndpointOptions opts = options(p);
+        EndpointOptions opts = options(p, device.capabilities());
         List<Measurement> out = new ArrayList<>();
         try (EndpointManager sender = EndpointManager.open(device, cfg, p.threads(), opts);
              EndpointManager receiver = EndpointManager.open(device, cfg, p.threads(), opts)) {

@@ -142,13 +142,17 @@ final class PolicyCommand implements Runnable {
             if (format == Format.yaml) {
                 out.print(className == null ? e.toYaml() : e.toYaml(className));
             } else {
-                out.print(table(e, className));
+                out.print(table(e, className, dev == null ? null : dev.capabilities()));
             }
             out.flush();
             return 0;
         }
 
         static String table(EffectivePolicy e, String only) {
+            return table(e, only, null);
+        }
+
+        static String table(EffectivePolicy e, String only, dev.scalep.verbs.DeviceCapabilities caps) {
             List<EndpointClass> cs = new ArrayList<>();
             for (EndpointClass c : e.classes().values()) {
                 if (only == null || only.equals(c.name())) cs.add(c);
@@ -169,7 +173,9 @@ final class PolicyCommand implements Runnable {
                 add(rows, "postlist", c.postlist());
                 add(rows, "unsignaled", c.unsignaled());
                 add(rows, "inline (bytes)", c.inlineThreshold());
-                add(rows, "blueflame", c.blueFlame().spelling());
+                // With --device, what the endpoint layer will do (EndpointOptions.from): auto resolved to the device default.
+                add(rows, "blueflame", c.blueFlame().spelling() + (caps == null ? ""
+                        : " (" + (dev.scalep.endpoints.EndpointOptions.from(c, caps).context().blueFlame() ? "on" : "off") + ")"));
                 add(rows, "chained", c.chained().enabled() ? "pool " + c.chained().poolSize() + ", max " + c.chained().maxLength() : "off");
                 add(rows, "sge-header-payload", c.sgeHeaderPayload());
                 add(rows, "srq depth/refill", c.srq().depth() + " / <" + c.srq().refillThreshold() + " by " + c.srq().refillBatch());

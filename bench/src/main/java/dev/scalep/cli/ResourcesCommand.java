@@ -48,7 +48,7 @@ final class ResourcesCommand implements Callable<Integer> {
     @Option(names = "--category", paramLabel = "LEVEL", description = "Sharing level: a category or the axes form (default: static).")
     String category;
 
-    @Option(names = "--policy", paramLabel = "FILE", description = "Take the sharing level and queue depth from an endpoint class of a policy file (or catalog:NAME).")
+    @Option(names = "--policy", paramLabel = "FILE", description = "Take the sharing level and every feature (depths, postlist, WR pool, SRQ, CQ) from an endpoint class of a policy file (or catalog:NAME).")
     String policy;
 
     @Option(names = "--class", paramLabel = "NAME", description = "The endpoint class of --policy (default: its first class).")
@@ -81,7 +81,7 @@ final class ResourcesCommand implements Callable<Integer> {
                         + String.join(", ", eff.classes().keySet()));
             }
             cfg = c.sharing();
-            opts = opts.withDepths(c.queueDepth(), opts.recvDepth());
+            opts = EndpointOptions.from(c, dev.capabilities());
             source = policy + " class " + c.name();
         } else {
             cfg = SharingConfig.parse(category == null ? "static" : category);
@@ -97,6 +97,11 @@ final class ResourcesCommand implements Callable<Integer> {
             System.out.println(dev.name() + ", " + threads + " threads, sharing " + source);
             System.out.println("  axes: " + cfg);
             System.out.println("  UAR allocation: " + m.uarDescription());
+            if (policy != null) {
+                for (Map.Entry<String, String> f : m.applied().entrySet()) {
+                    System.out.printf("  %-19s %s%n", f.getKey(), f.getValue());
+                }
+            }
             for (Substitution s : m.substitutions()) {
                 System.out.println("  substituted " + s);
             }

@@ -1,5 +1,6 @@
 package dev.scalep.endpoints;
 
+import dev.scalep.endpoints.srd.RecvRefiller;
 import dev.scalep.threading.Affinity;
 import dev.scalep.threading.Completion;
 import dev.scalep.threading.CompletionRouter;
@@ -63,6 +64,12 @@ public final class Endpoint {
     private final int qpSharers;
     private final int cqSharers;
     private final Object recvLock;
+    /** The pool-fed send path of a per-thread QP with chained posts or two-SGE posts; null otherwise. */
+    private final ChainedPoster chain;
+    private final int postlist;
+    private final boolean sgeHeaderPayload;
+    private final int recvSlots;
+    private RecvRefiller refiller;
 
     private volatile Thread ownerThread;
     private Affinity.Result pinResult;
@@ -100,6 +107,10 @@ public final class Endpoint {
         this.qpSharers = qpSharers;
         this.cqSharers = cqSharers;
         this.recvLock = manager.recvLocks[index];
+        this.chain = path instanceof ChainedPoster c ? c : null;
+        this.postlist = o.postlist();
+        this.sgeHeaderPayload = chain != null && manager.sgeHeaderPayload;
+        this.recvSlots = srq != null ? manager.recvSlotsPerEndpoint : recvDepth;
     }
 
     void peer(Endpoint other) {
@@ -118,8 +129,8 @@ public final class Endpoint {
 
     void unbind() {
         checkOwner("release");
-        if (outstanding() != 0 || batch.count() != 0) {
-            throw new IllegalStateException("endpoint " + index + " has " + (outstanding() + batch.count())
+        if (outstanding() != 0 || staged() != 0) {
+            throw new IllegalStateException("endpoint " + index + " has " + (outstanding() + staged())
                     + " requests outstanding; flush() and poll them before release");
         }
         ownerThread = null;
@@ -164,7 +175,44 @@ public final class Endpoint {
         return stage(wrId, Opcode.SEND_WITH_IMM, sendAddr + offset, length, 0, imm);
     }
 
+    /**
+     * Send a header and a payload, both ranges of the send buffer, as one message: one work request
+     * with two SGEs (header first), nothing copied. Needs the sge-header-payload feature on this
+     * endpoint ({@link #sgeHeaderPayload()}); otherwise {@link IllegalStateException}.
+     */
+    public int sendGather(long wrId, int headerOffset, int headerLength, int payloadOffset, int payloadLength) {
+        checkOwner("sendGather");
+        checkGather();
+        return stageChained(wrId, Opcode.SEND, sendAddr + headerOffset, headerLength, sendAddr + payloadOffset,
+                payloadLength, 0, 0);
+    }
+
+    /** As {@link #sendGather} for an RDMA write: header then payload land contiguously at {@code remoteOffset}. */
+    public int writeGather(long wrId, int headerOffset, int headerLength, int payloadOffset, int payloadLength,
+                           int remoteOffset) {
+        checkOwner("writeGather");
+        checkGather();
+        return stageChained(wrId, Opcode.RDMA_WRITE, sendAddr + headerOffset, headerLength, sendAddr + payloadOffset,
+                payloadLength, peerTarget + remoteOffset, 0);
+    }
+
+    private void checkGather() {
+        if (!sgeHeaderPayload) {
+            throw new IllegalStateException("endpoint " + index + ": sge-header-payload is off"
+                    + (chain == null ? " (it needs a per-thread QP and a device with 2 send SGEs)" : "")
+                    + "; enable it in the policy class or EndpointOptions.withSgeHeaderPayload(true)");
+        }
+    }
+
+    /** Whether {@link #sendGather}/{@link #writeGather} post header and payload as two SGEs of one WR. */
+    public boolean sgeHeaderPayload() {
+        return sgeHeaderPayload;
+    }
+
     private int stage(long wrId, Opcode op, long laddr, int length, long raddr, int imm) {
+        if (chain != null) {
+            return stageChained(wrId, op, 0, 0, laddr, length, raddr, imm);
+        }
         if (batch.isFull()) {
             int rc = submit();
             if (rc != 0) {
@@ -187,6 +235,58 @@ public final class Endpoint {
             }
         }
         return 0;
+    }
+
+    private boolean chainDue() {
+        return chain.chainFull() || chain.staged() >= postlist;
+    }
+
+    private int stageChained(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, long raddr,
+                             int imm) {
+        ChainedPoster c = chain;
+        if (chainDue()) {
+            int rc = submitChain();
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        int before = sinceSignal;
+        int flags = 0;
+        if (++sinceSignal >= signalEvery) {
+            flags = SendFlags.SIGNALED;
+            sinceSignal = 0;
+        }
+        int total = headerLength + length;
+        if (total > 0 && total <= inline && op != Opcode.RDMA_READ) {
+            flags |= SendFlags.INLINE;
+        }
+        int rc = c.stage(WrIds.send(owner, wrId), op, flags, headerAddr, headerLength, laddr, length, lkey, raddr,
+                peerRkey, imm);
+        if (rc != 0) {
+            sinceSignal = before;
+            int prc = submitChain(); // what is staged holds credits: post it so completions can return them
+            router.progress();
+            return prc != 0 && prc != SendPath.EAGAIN ? prc : rc;
+        }
+        if (chainDue()) {
+            int prc = submitChain();
+            if (prc != 0 && prc != SendPath.EAGAIN) {
+                return prc;
+            }
+        }
+        return 0;
+    }
+
+    private int submitChain() {
+        ChainedPoster c = chain;
+        int n = c.staged();
+        if (n == 0) {
+            return 0;
+        }
+        long rejectedBefore = c.rejected();
+        int rc = c.postStaged();
+        posted += n - (c.rejected() - rejectedBefore);
+        return rc;
     }
 
     private int submit() {
@@ -212,6 +312,9 @@ public final class Endpoint {
      */
     public int flush() {
         checkOwner("flush");
+        if (chain != null) {
+            return flushChain();
+        }
         int n = batch.count();
         if (n > 0) {
             batch.flags(n - 1, batch.flags(n - 1) | SendFlags.SIGNALED);
@@ -226,6 +329,32 @@ public final class Endpoint {
                 sinceSignal = 0;
             } else if (rc == SendPath.EAGAIN) {
                 batch.clear();
+            }
+            return rc;
+        }
+        return 0;
+    }
+
+    private int flushChain() {
+        ChainedPoster c = chain;
+        if (c.staged() > 0) {
+            c.signalLast();
+            sinceSignal = 0;
+            return submitChain();
+        }
+        if (sinceSignal > 0) {
+            if (c.chainFull()) {
+                submitChain();
+            }
+            Opcode op = qp.pd().context().capabilities().rdmaWrite() ? Opcode.RDMA_WRITE : Opcode.SEND;
+            int rc = c.stage(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED, 0, 0, 0, 0, lkey, peerTarget, peerRkey, 0);
+            if (rc != 0) {
+                router.progress();
+                return rc;
+            }
+            rc = submitChain();
+            if (rc == 0) {
+                sinceSignal = 0;
             }
             return rc;
         }
@@ -281,7 +410,7 @@ public final class Endpoint {
 
     /** Requests staged in the postlist and not yet posted. */
     public int staged() {
-        return batch.count();
+        return chain != null ? chain.staged() : batch.count();
     }
 
     /** Post receive slot {@code slot} again (after reading it). Any receive completion names its slot as the wrId. */
@@ -291,6 +420,14 @@ public final class Endpoint {
     }
 
     void postInitialReceives() {
+        if (srq != null) {
+            // One postRecv call stocks this endpoint's share of the SRQ; consumed slots go back in batches.
+            synchronized (recvLock) {
+                refiller = RecvRefiller.forSrq(srq, recvSlots, recvAddr, slotBytes, lkey,
+                        Math.min(manager.srqRefillBatch, recvSlots), manager.srqRefillThreshold, WrIds.recv(owner, 0));
+            }
+            return;
+        }
         for (int s = 0; s < recvDepth; s++) {
             int rc = postRecv(s);
             if (rc != 0) {
@@ -301,15 +438,55 @@ public final class Endpoint {
     }
 
     private int postRecv(int slot) {
-        if (slot < 0 || slot >= recvDepth) {
-            throw new IllegalArgumentException("receive slot " + slot + " out of range 0.." + (recvDepth - 1));
+        if (slot < 0 || slot >= recvSlots) {
+            throw new IllegalArgumentException("receive slot " + slot + " out of range 0.." + (recvSlots - 1));
         }
         synchronized (recvLock) {
+            if (refiller != null) {
+                refiller.release(slot);
+                return 0;
+            }
             recv.clear();
             recv.add(WrIds.recv(owner, slot));
             recv.sge(0, recvAddr + (long) slot * slotBytes, slotBytes, lkey);
             return srq != null ? srq.postRecv(recv) : qp.postRecv(recv);
         }
+    }
+
+    /** Receive slots this endpoint posts (its share of an SRQ, else its receive depth). */
+    public int recvSlots() {
+        return recvSlots;
+    }
+
+    /** {@code postRecv} calls made for this endpoint's receives on an SRQ (initial stock included); -1 without an SRQ. */
+    public long recvPostCalls() {
+        synchronized (recvLock) {
+            return refiller == null ? -1 : refiller.batches();
+        }
+    }
+
+    /** Receives posted for this endpoint on an SRQ (initial stock included); -1 without an SRQ. */
+    public long recvPosted() {
+        synchronized (recvLock) {
+            return refiller == null ? -1 : refiller.posted();
+        }
+    }
+
+    /** Consumed receives waiting for the next refill batch (0 without an SRQ). */
+    public int recvWaiting() {
+        synchronized (recvLock) {
+            return refiller == null ? 0 : refiller.waiting();
+        }
+    }
+
+    /** Records in this endpoint's WR pool (0 when it posts through the poster's own list). */
+    public int chainPool() {
+        return chain == null ? 0 : chain.poolSize();
+    }
+
+    /** Native address of the pool record the last request was staged into (0 without a pool). */
+    long lastRecordAddress() {
+        return chain == null ? 0 : chain.lastRecordAddress();
     }
 
     /** This endpoint's index in its manager. */
@@ -365,5 +542,11 @@ public final class Endpoint {
     void closeLocal() {
         batch.clear();
         recv.close();
+        synchronized (recvLock) {
+            if (refiller != null) {
+                refiller.close();
+                refiller = null;
+            }
+        }
     }
 }

@@ -1,5 +1,6 @@
 package dev.scalep.endpoints;
 
+import dev.scalep.policies.EndpointClass;
 import dev.scalep.policies.QpMode;
 import dev.scalep.policies.Share;
 import dev.scalep.policies.SharingConfig;
@@ -24,12 +25,15 @@ import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.ResourceUsage;
 import dev.scalep.verbs.SharedReceiveQueue;
 import dev.scalep.verbs.ThreadDomain;
+import dev.scalep.verbs.VerbsException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The resource-sharing manager: builds exactly the verbs resources a {@link SharingConfig} implies
@@ -48,7 +52,18 @@ import java.util.List;
  * <p>On a device that lacks a feature the manager substitutes the nearest setting and lists it in
  * {@link #substitutions()}: no thread domains (EFA, rxe) → {@code td=none} (QPs on the driver's
  * static doorbells, contexts as configured); out-of-order completions or no unsignaled support →
- * every request signaled; inline above the device limit → the limit; no SRQ → per-QP receive queues.
+ * every request signaled; inline above the device limit → the limit; no SRQ → per-QP receive queues;
+ * BlueFlame asked for on a device without it → off; a WR pool or two-SGE posts on a shared QP (whose
+ * poster builds its own lists) or two-SGE posts on a device with one send SGE → off; a CQ depth
+ * below what its queues can complete → raised; CQ moderation the device refuses → none; an SRQ depth
+ * above the device limit → the limit.
+ *
+ * <p>Policy features on the data path ({@link #open(Device, EndpointClass, int)} maps a class with
+ * {@link EndpointOptions#from}): postlist and unsignaled interval on every send path; inline below
+ * the threshold; per-thread QPs with a WR pool post chains of pre-initialised records
+ * ({@code ChainedPoster}); CQs are created at the policy's depth and moderated; endpoints on an SRQ
+ * take their share of its depth and repost consumed receives in batches. {@link #applied()} lists
+ * what is in force.
  *
  * <p>Control-path methods are thread-safe; {@link #close()} must not race with endpoint use.
  */
@@ -63,6 +78,13 @@ public final class EndpointManager implements AutoCloseable {
     final int inlineThreshold;
     final boolean useSrq;
     final QpType qpType;
+    final boolean sgeHeaderPayload;
+    final boolean chained;
+    final int srqRefillBatch;
+    final int srqRefillThreshold;
+    int recvSlotsPerEndpoint;
+    private final boolean blueFlame;
+    private final Map<String, String> applied = new LinkedHashMap<>();
 
     final List<Context> contexts = new ArrayList<>();
     final List<ProtectionDomain> pds = new ArrayList<>();
@@ -87,8 +109,13 @@ public final class EndpointManager implements AutoCloseable {
         this.device = device;
         this.requested = cfg;
         this.threads = threads;
-        this.options = opts;
         DeviceCapabilities caps = device.capabilities();
+        // DEFAULTS asks for BlueFlame wherever it exists; only an explicit request is reported.
+        if (opts.context().blueFlame() && !caps.blueFlame() && opts.context() != dev.scalep.verbs.ContextOptions.DEFAULTS) {
+            substitutions.add(new Substitution("blueflame", "on", "off", device.name() + " has no BlueFlame registers"));
+        }
+        this.blueFlame = opts.context().blueFlame() && caps.blueFlame();
+        this.options = opts;
         TdMode t = cfg.td();
         if (t != TdMode.NONE && !caps.threadDomains()) {
             substitutions.add(new Substitution("td", t.spelling(), "none", device.name()
@@ -126,6 +153,28 @@ public final class EndpointManager implements AutoCloseable {
         }
         this.useSrq = srq;
         this.qpType = caps.qpTypes().contains(QpType.RC) ? QpType.RC : QpType.SRD;
+        boolean sharedQp = cfg.qp().threadsPerInstance(threads) > 1;
+        boolean ch = opts.chainPool() > 0;
+        if (ch && sharedQp) {
+            substitutions.add(new Substitution("chained", "pool " + opts.chainPool() + ", max-length " + opts.chainMaxLength(),
+                    "the shared poster's list", "a QP shared by " + cfg.qp().threadsPerInstance(threads)
+                    + " threads is posted by " + cfg.qpMode().spelling() + " poster, which builds its own lists"));
+            ch = false;
+        }
+        this.chained = ch;
+        boolean sge = opts.sgeHeaderPayload();
+        if (sge && sharedQp) {
+            substitutions.add(new Substitution("sge-header-payload", "true", "false",
+                    "two-SGE posts need a per-thread QP; this QP is shared by " + cfg.qp().threadsPerInstance(threads) + " threads"));
+            sge = false;
+        } else if (sge && caps.maxSge() < 2) {
+            substitutions.add(new Substitution("sge-header-payload", "true", "false",
+                    device.name() + " takes " + caps.maxSge() + " SGE per send WR"));
+            sge = false;
+        }
+        this.sgeHeaderPayload = sge;
+        this.srqRefillBatch = Math.max(1, opts.srqRefillBatch());
+        this.srqRefillThreshold = opts.srqRefillThreshold();
         this.endpoints = new Endpoint[threads];
         this.taken = new boolean[threads];
         this.recvLocks = new Object[threads];
@@ -143,11 +192,21 @@ public final class EndpointManager implements AutoCloseable {
         EndpointManager m = new EndpointManager(device, cfg, threads, opts == null ? EndpointOptions.DEFAULTS : opts);
         try {
             m.build();
+            m.describe();
         } catch (RuntimeException | Error e) {
             m.close();
             throw e;
         }
         return m;
+    }
+
+    /**
+     * Build the endpoints of an effective policy class ({@link dev.scalep.policies.EffectivePolicy}):
+     * its sharing level and every feature, mapped by {@link EndpointOptions#from}. What the device
+     * cannot honour is in {@link #substitutions()}.
+     */
+    public static EndpointManager open(Device device, EndpointClass c, int threads) {
+        return open(device, c.sharing(), threads, EndpointOptions.from(c, device.capabilities()));
     }
 
     private static int per(Share s, int threads) {
@@ -188,12 +247,32 @@ public final class EndpointManager implements AutoCloseable {
             }
             mrs.add(pds.get(first / pdPer).register(mem, Access.ALL_RDMA));
         }
+        boolean moderate = true;
         for (int i = 0; i < (n + cqPer - 1) / cqPer; i++) {
             int first = i * cqPer;
             int members = Math.min(cqPer, n - first);
             int qpsOnCq = (members + qpPer - 1) / qpPer;
-            long depth = (long) qpsOnCq * o.sendDepth() + (long) members * o.recvDepth();
+            long need = (long) qpsOnCq * o.sendDepth() + (long) members * o.recvDepth();
+            long depth = need;
+            if (o.cqDepth() > 0) {
+                if (o.cqDepth() < need) {
+                    if (i == 0) {
+                        substitutions.add(new Substitution("cq.depth", Integer.toString(o.cqDepth()), Long.toString(need),
+                                "a CQ serving " + members + " threads can hold " + need
+                                        + " completions at once (send and receive depths); a smaller CQ could overrun"));
+                    }
+                } else {
+                    depth = o.cqDepth();
+                }
+            }
             int max = device.capabilities().maxCqe();
+            if (depth > max && o.cqDepth() > need && need <= max) {
+                if (i == 0) {
+                    substitutions.add(new Substitution("cq.depth", Integer.toString(o.cqDepth()), Integer.toString(max),
+                            device.name() + " allows at most " + max + " CQEs per CQ"));
+                }
+                depth = max;
+            }
             if (depth > max) {
                 throw new IllegalArgumentException("a CQ serving " + members + " threads needs " + depth
                         + " entries, above " + device.name() + "'s max_cqe " + max + "; lower sendDepth/recvDepth or share the CQ less");
@@ -201,13 +280,23 @@ public final class EndpointManager implements AutoCloseable {
             CqOptions co = CqOptions.of((int) depth).withExtended(device.capabilities().extendedCqOnly());
             CompletionQueue cq = contexts.get(first / ctxPer).createCq(co);
             cqs.add(cq);
+            if (moderate && (o.cqModerationCount() > 0 || o.cqModerationPeriodUs() > 0)) {
+                try {
+                    cq.moderate(o.cqModerationCount(), o.cqModerationPeriodUs());
+                } catch (VerbsException e) {
+                    moderate = false;
+                    substitutions.add(new Substitution("cq.moderation", o.cqModerationCount() + "/" + o.cqModerationPeriodUs() + "us",
+                            "none", device.name() + " refused ibv_modify_cq: " + e.getMessage()));
+                }
+            }
             routers.add(new CompletionRouter(cq, members, o.sendDepth() + o.recvDepth(), o.pollBatch()));
         }
         for (int i = 0; useSrq && i < (n + srqPer - 1) / srqPer; i++) {
             int first = i * srqPer;
             int members = Math.min(srqPer, n - first);
-            srqs.add(pds.get(first / pdPer).createSrq(members * o.recvDepth(), 1));
+            srqs.add(pds.get(first / pdPer).createSrq(srqDepth(members, i == 0), 1));
         }
+        recvSlotsPerEndpoint = useSrq ? Math.max(1, Math.min(o.recvDepth(), srqDepth(srqPer, false) / srqPer)) : o.recvDepth();
         for (int i = 0; i < (n + qpPer - 1) / qpPer; i++) {
             int first = i * qpPer;
             int members = Math.min(qpPer, n - first);
@@ -224,7 +313,7 @@ public final class EndpointManager implements AutoCloseable {
             CompletionQueue cq = cqs.get(first / cqPer);
             SharedReceiveQueue srq = useSrq ? srqs.get(first / srqPer) : null;
             QpInitAttr attr = new QpInitAttr(qpType, cq, cq, srq, o.sendDepth(), srq == null ? members * o.recvDepth() : 0,
-                    1, 1, inlineThreshold, false);
+                    sgeHeaderPayload ? 2 : 1, 1, inlineThreshold, false);
             QueuePair qp = via.createQp(attr);
             qps.add(qp);
             int owners = Math.min(cqPer, n - (first / cqPer) * cqPer);
@@ -232,6 +321,8 @@ public final class EndpointManager implements AutoCloseable {
                     ? (requested.qpMode() == QpMode.LOCKED
                     ? new LockedPoster(qp, o.sendDepth(), owners, 1, null)
                     : new CombiningPoster(qp, o.sendDepth(), owners, 1, null))
+                    : chained || sgeHeaderPayload
+                    ? new ChainedPoster(qp, chained ? o.chainPool() : o.postlist(), chained ? o.chainMaxLength() : o.postlist(), owners)
                     : new ExclusivePoster(qp, o.postlist(), owners, 1, null);
             paths.add(path);
             routers.get(first / cqPer).route(qp.qpNum(), members > 1 ? -1 : first - (first / cqPer) * cqPer, path);
@@ -248,6 +339,50 @@ public final class EndpointManager implements AutoCloseable {
                     t / ctxPer, t / pdPer, mrIdx, t / qpPer, t / cqPer, useSrq ? t / srqPer : -1,
                     td == TdMode.NONE ? -1 : (t / qpPer) * td.tdsPerThread(), qpPer, cqPer);
         }
+    }
+
+    /** SRQ max_wr: the policy's depth (clamped to the device) or the sum of the members' receive slots. */
+    private int srqDepth(int members, boolean report) {
+        EndpointOptions o = options;
+        int want = o.srqDepth() > 0 ? o.srqDepth() : members * o.recvDepth();
+        int max = device.capabilities().maxSrqWr();
+        if (max > 0 && want > max) {
+            if (report) {
+                substitutions.add(new Substitution("srq.depth", Integer.toString(want), Integer.toString(max),
+                        device.name() + " allows at most " + max + " WRs per SRQ"));
+            }
+            want = max;
+        }
+        return Math.max(members, want);
+    }
+
+    private void describe() {
+        EndpointOptions o = options;
+        applied.put("queue-depth", Integer.toString(o.sendDepth()));
+        applied.put("postlist", Integer.toString(chained ? Math.min(o.postlist(), o.chainMaxLength()) : o.postlist()));
+        applied.put("unsignaled", Integer.toString(signalEvery));
+        applied.put("inline", Integer.toString(inlineThreshold));
+        applied.put("blueflame", blueFlame ? "on" : "off");
+        applied.put("chained", chained ? "pool " + o.chainPool() + ", max-length " + o.chainMaxLength() : "off");
+        applied.put("sge-header-payload", Boolean.toString(sgeHeaderPayload));
+        applied.put("srq", useSrq ? "depth " + (srqs.isEmpty() ? 0 : srqs.get(0).maxWr()) + ", " + recvSlotsPerEndpoint
+                + " per endpoint, refill-threshold " + srqRefillThreshold + ", refill-batch "
+                + Math.min(srqRefillBatch, recvSlotsPerEndpoint) : "none");
+        applied.put("cq", "depth " + (cqs.isEmpty() ? 0 : cqs.get(0).depth()) + ", moderation "
+                + (o.cqModerationCount() > 0 || o.cqModerationPeriodUs() > 0
+                && substitutions.stream().noneMatch(x -> x.setting().equals("cq.moderation"))
+                ? o.cqModerationCount() + "/" + o.cqModerationPeriodUs() + "us" : "none"));
+        applied.put("srd", "ordering " + o.ordering() + ", atomics-emulation " + o.atomicsEmulation()
+                + (qpType == QpType.SRD ? "" : " (in-order device: no effect)"));
+    }
+
+    /**
+     * The features in force on this manager's data path, after substitutions, keyed like the policy
+     * file: queue-depth, postlist (WRs per doorbell), unsignaled, inline, blueflame, chained,
+     * sge-header-payload, srq, cq, srd.
+     */
+    public Map<String, String> applied() {
+        return Collections.unmodifiableMap(applied);
     }
 
     private static int align(int v, int a) {

@@ -1,26 +1,45 @@
 package dev.scalep.endpoints;
 
+import dev.scalep.policies.EndpointClass;
+import dev.scalep.policies.Share;
 import dev.scalep.verbs.ContextOptions;
+import dev.scalep.verbs.DeviceCapabilities;
 
 /**
  * Per-manager endpoint settings: queue depths, buffer sizes and the operational features the
- * policy layer maps its YAML onto. Immutable.
+ * policy layer maps its YAML onto ({@link #from(EndpointClass, DeviceCapabilities)}). Immutable.
  *
- * @param sendDepth       send queue depth per QP (d)
- * @param recvDepth       receives posted per endpoint (receive slots)
- * @param bufferBytes     bytes of each of an endpoint's send, target and read regions
- * @param recvSlotBytes   bytes per receive slot
- * @param postlist        work requests per doorbell (p); 1 disables postlist
- * @param signalEvery     request a completion for every q-th work request (q); 1 signals all
- * @param inlineThreshold payloads up to this many bytes are posted inline; 0 disables inlining
- * @param pin             pin each acquiring thread to a CPU (reported, never fatal)
- * @param pollBatch       completions taken from a CQ per poll
- * @param context         provider knobs for every context opened
+ * @param sendDepth          send queue depth per QP (d)
+ * @param recvDepth          receives posted per endpoint (receive slots)
+ * @param bufferBytes        bytes of each of an endpoint's send, target and read regions
+ * @param recvSlotBytes      bytes per receive slot
+ * @param postlist           work requests per doorbell (p); 1 disables postlist
+ * @param signalEvery        request a completion for every q-th work request (q); 1 signals all
+ * @param inlineThreshold    payloads up to this many bytes are posted inline; 0 disables inlining
+ * @param pin                pin each acquiring thread to a CPU (reported, never fatal)
+ * @param pollBatch          completions taken from a CQ per poll
+ * @param context            provider knobs for every context opened (BlueFlame among them)
+ * @param chainPool          send records in a per-thread QP's pre-initialised pool; 0 = no pool
+ *                           (the poster's own postlist)
+ * @param chainMaxLength     longest chain of pool records handed to one post (at most chainPool)
+ * @param sgeHeaderPayload   endpoints may post a header and a payload as one WR with two SGEs
+ * @param srqDepth           receives an SRQ holds; 0 = the sum of its endpoints' receive slots
+ * @param srqRefillThreshold refill an SRQ when fewer than this many receives are posted on it
+ * @param srqRefillBatch     consumed receives reposted per {@code postRecv} call; 1 = each at once
+ * @param cqDepth            entries per CQ; 0 = what the CQ's queues need (never less than that)
+ * @param cqModerationCount  {@code ibv_modify_cq} count; 0 with period 0 = no moderation
+ * @param cqModerationPeriodUs {@code ibv_modify_cq} period in microseconds
+ * @param ordering           SRD ordering mode spelling ({@code none}, {@code receiver-reorder},
+ *                           {@code sender-wait}); carried and reported, applied by the srd channels
+ * @param atomicsEmulation   emulate atomics on SRD (carried and reported)
  */
 public record EndpointOptions(int sendDepth, int recvDepth, int bufferBytes, int recvSlotBytes, int postlist,
                               int signalEvery, int inlineThreshold, boolean pin, int pollBatch,
-                              ContextOptions context) {
-    /** d = 256, 32 receive slots of 256 bytes, 4 KiB regions, p = 1, q = 1, no inline, no pinning. */
+                              ContextOptions context, int chainPool, int chainMaxLength, boolean sgeHeaderPayload,
+                              int srqDepth, int srqRefillThreshold, int srqRefillBatch, int cqDepth,
+                              int cqModerationCount, int cqModerationPeriodUs, String ordering,
+                              boolean atomicsEmulation) {
+    /** d = 256, 32 receive slots of 256 bytes, 4 KiB regions, p = 1, q = 1, no inline, no pinning, no pool. */
     public static final EndpointOptions DEFAULTS =
             new EndpointOptions(256, 32, 4096, 256, 1, 1, 0, false, 32, ContextOptions.DEFAULTS);
 
@@ -33,29 +52,119 @@ public record EndpointOptions(int sendDepth, int recvDepth, int bufferBytes, int
         if (postlist > sendDepth) {
             throw new IllegalArgumentException("postlist " + postlist + " exceeds the send depth " + sendDepth);
         }
+        if (chainPool < 0 || (chainPool > 0 && (chainMaxLength < 1 || chainMaxLength > chainPool))) {
+            throw new IllegalArgumentException("chained posts: pool " + chainPool + " must be >= 0 and the max length "
+                    + chainMaxLength + " in 1..pool");
+        }
+        if (srqDepth < 0 || srqRefillThreshold < 0 || srqRefillBatch < 1 || cqDepth < 0 || cqModerationCount < 0
+                || cqModerationPeriodUs < 0) {
+            throw new IllegalArgumentException("srq depth/threshold and cq depth/moderation must be >= 0, srq refill batch >= 1");
+        }
         if (context == null) {
             context = ContextOptions.DEFAULTS;
         }
+        if (ordering == null) {
+            ordering = "none";
+        }
+    }
+
+    /** The pre-policy options: no pool, no two-SGE posts, SRQ and CQ sized from the queues, no moderation. */
+    public EndpointOptions(int sendDepth, int recvDepth, int bufferBytes, int recvSlotBytes, int postlist,
+                           int signalEvery, int inlineThreshold, boolean pin, int pollBatch, ContextOptions context) {
+        this(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin, pollBatch,
+                context, 0, 0, false, 0, 0, 1, 0, 0, 0, "none", false);
+    }
+
+    /**
+     * Every feature of an effective endpoint class, mapped onto the endpoint layer: queue depth to
+     * the send and receive depths, postlist, unsignaled interval, inline threshold, BlueFlame
+     * ({@code auto} = what {@code caps} reports; {@code caps == null}: the context default), the
+     * WR pool and chain length, two-SGE header+payload posts, SRQ sizing and refill (only when the
+     * class's sharing has an SRQ), CQ depth and moderation, SRD ordering and atomics emulation.
+     * Device limits are applied later by {@link EndpointManager}, which lists each change.
+     */
+    public static EndpointOptions from(EndpointClass c, DeviceCapabilities caps) {
+        int d = c.queueDepth();
+        int p = Math.max(1, Math.min(c.postlist(), d));
+        int q = Math.max(1, c.unsignaled());
+        boolean bf = switch (c.blueFlame()) {
+            case ON -> true;
+            case OFF -> false;
+            case AUTO -> caps == null ? ContextOptions.DEFAULTS.blueFlame() : caps.blueFlame();
+        };
+        ContextOptions ctx = ContextOptions.DEFAULTS.withBlueFlame(bf);
+        int pool = 0;
+        int maxLen = 0;
+        if (c.chained().enabled()) {
+            pool = Math.max(1, c.chained().poolSize());
+            maxLen = Math.max(1, Math.min(c.chained().maxLength(), pool));
+        }
+        boolean srq = c.sharing().srq().kind() != Share.Kind.NONE;
+        int srqDepth = srq ? c.srq().depth() : 0;
+        int srqThreshold = srq ? c.srq().refillThreshold() : 0;
+        int srqBatch = srq ? Math.max(1, c.srq().refillBatch()) : 1;
+        EndpointOptions base = DEFAULTS;
+        return new EndpointOptions(d, d, base.bufferBytes(), base.recvSlotBytes(), p, q, c.inlineThreshold(), false,
+                Math.max(1, Math.min(d / q, 256)), ctx, pool, maxLen, c.sgeHeaderPayload(), srqDepth, srqThreshold,
+                srqBatch, c.cq().depth(), c.cq().moderationCount(), c.cq().moderationPeriodUs(),
+                c.srd().ordering().spelling(), c.srd().atomicsEmulation());
     }
 
     public EndpointOptions withDepths(int send, int recv) {
-        return new EndpointOptions(send, recv, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin, pollBatch, context);
+        return new EndpointOptions(send, recv, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
+                pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
     }
 
     public EndpointOptions withBuffers(int bytes, int slotBytes) {
-        return new EndpointOptions(sendDepth, recvDepth, bytes, slotBytes, postlist, signalEvery, inlineThreshold, pin, pollBatch, context);
+        return new EndpointOptions(sendDepth, recvDepth, bytes, slotBytes, postlist, signalEvery, inlineThreshold, pin,
+                pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
     }
 
     /** Postlist p, unsignaled interval q, inline threshold. */
     public EndpointOptions withFeatures(int p, int q, int inline) {
-        return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, p, q, inline, pin, pollBatch, context);
+        return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, p, q, inline, pin,
+                pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
     }
 
     public EndpointOptions withPin(boolean on) {
-        return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, on, pollBatch, context);
+        return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, on,
+                pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
     }
 
     public EndpointOptions withContext(ContextOptions c) {
-        return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin, pollBatch, c);
+        return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
+                pollBatch, c, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
+    }
+
+    /** WR pool of {@code pool} records, chains of up to {@code maxLength}; {@code pool == 0} turns it off. */
+    public EndpointOptions withChained(int pool, int maxLength) {
+        return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
+                pollBatch, context, pool, pool == 0 ? 0 : maxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
+    }
+
+    public EndpointOptions withSgeHeaderPayload(boolean on) {
+        return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
+                pollBatch, context, chainPool, chainMaxLength, on, srqDepth, srqRefillThreshold,
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
+    }
+
+    /** SRQ depth (0 = derived), refill threshold and refill batch. */
+    public EndpointOptions withSrq(int depth, int refillThreshold, int refillBatch) {
+        return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
+                pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, depth, refillThreshold,
+                refillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
+    }
+
+    /** CQ depth (0 = derived) and moderation (count, period µs; both 0 = none). */
+    public EndpointOptions withCq(int depth, int moderationCount, int moderationPeriodUs) {
+        return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
+                pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
+                srqRefillBatch, depth, moderationCount, moderationPeriodUs, ordering, atomicsEmulation);
     }
 }

@@ -10,7 +10,9 @@ import dev.scalep.verbs.VerbsException;
  * batches: buffers returned with {@link #release(int)} are collected and posted with one call once
  * at least {@code threshold} are waiting (UCCL's batched SRQ refill). Receive {@code k} uses bytes
  * {@code [k*bufSize, (k+1)*bufSize)} of the buffer region (or no SGE when {@code bufSize == 0});
- * its wr_id is {@code k}. Not thread-safe; allocation-free after construction.
+ * its wr_id is {@code idBase | k}. On an SRQ a low-water mark may be set as well: once fewer than
+ * {@code lowWater} receives are posted on the SRQ (by every user of it), a release posts whatever is
+ * waiting even below the batch size. Not thread-safe; allocation-free after construction.
  */
 public final class RecvRefiller implements AutoCloseable {
     private final SharedReceiveQueue srq;
@@ -19,6 +21,8 @@ public final class RecvRefiller implements AutoCloseable {
     private final int bufSize;
     private final int lkey;
     private final int threshold;
+    private final int lowWater;
+    private final long idBase;
     private final RecvWorkRequests list;
     private final int[] pending;
     private int pendingCount;
@@ -26,7 +30,7 @@ public final class RecvRefiller implements AutoCloseable {
     private long posted;
 
     private RecvRefiller(SharedReceiveQueue srq, QueuePair qp, int count, long bufAddr, int bufSize, int lkey,
-                         int threshold) {
+                         int threshold, int lowWater, long idBase) {
         if (threshold < 1 || threshold > count) {
             throw new IllegalArgumentException("refill threshold must be in 1.." + count + ": " + threshold);
         }
@@ -36,6 +40,8 @@ public final class RecvRefiller implements AutoCloseable {
         this.bufSize = bufSize;
         this.lkey = lkey;
         this.threshold = threshold;
+        this.lowWater = lowWater;
+        this.idBase = idBase;
         this.list = new RecvWorkRequests(count, 1);
         this.pending = new int[count];
         for (int k = 0; k < count; k++) {
@@ -47,12 +53,22 @@ public final class RecvRefiller implements AutoCloseable {
     /** Stock {@code srq} with {@code count} receives now; refill in batches of {@code >= threshold}. */
     public static RecvRefiller forSrq(SharedReceiveQueue srq, int count, long bufAddr, int bufSize, int lkey,
                                       int threshold) {
-        return new RecvRefiller(srq, null, count, bufAddr, bufSize, lkey, threshold);
+        return new RecvRefiller(srq, null, count, bufAddr, bufSize, lkey, threshold, 0, 0);
+    }
+
+    /**
+     * Stock {@code srq} with {@code count} receives (ids {@code idBase | k}) in one call now; later
+     * repost consumed ones {@code batch} at a time, or all waiting as soon as fewer than
+     * {@code lowWater} receives are posted on the SRQ (0: no low-water mark).
+     */
+    public static RecvRefiller forSrq(SharedReceiveQueue srq, int count, long bufAddr, int bufSize, int lkey,
+                                      int batch, int lowWater, long idBase) {
+        return new RecvRefiller(srq, null, count, bufAddr, bufSize, lkey, batch, lowWater, idBase);
     }
 
     /** As {@link #forSrq} for a QP's own receive queue. */
     public static RecvRefiller forQp(QueuePair qp, int count, long bufAddr, int bufSize, int lkey, int threshold) {
-        return new RecvRefiller(null, qp, count, bufAddr, bufSize, lkey, threshold);
+        return new RecvRefiller(null, qp, count, bufAddr, bufSize, lkey, threshold, 0, 0);
     }
 
     /** Address of receive buffer {@code k}. */
@@ -63,7 +79,7 @@ public final class RecvRefiller implements AutoCloseable {
     /** Return consumed receive {@code k}; posts a batch once {@code threshold} are waiting. */
     public void release(int k) {
         pending[pendingCount++] = k;
-        if (pendingCount >= threshold) {
+        if (pendingCount >= threshold || (lowWater > 0 && srq != null && srq.posted() < lowWater)) {
             flush();
         }
     }
@@ -76,7 +92,7 @@ public final class RecvRefiller implements AutoCloseable {
         list.clear();
         for (int j = 0; j < pendingCount; j++) {
             int k = pending[j];
-            int i = list.add(k);
+            int i = list.add(idBase | k);
             if (bufSize > 0) {
                 list.sge(i, bufAddr + (long) k * bufSize, bufSize, lkey);
             }

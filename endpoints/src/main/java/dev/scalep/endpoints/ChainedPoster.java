@@ -1,0 +1,294 @@
+package dev.scalep.endpoints;
+
+import dev.scalep.threading.SendBatch;
+import dev.scalep.threading.SendPath;
+import dev.scalep.threading.WrIds;
+import dev.scalep.verbs.AddressHandle;
+import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.QueuePair;
+import dev.scalep.verbs.SendWorkRequests;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * The send path of a per-thread QP whose work requests come from a pre-initialised pool: one
+ * {@link SendWorkRequests} of {@code poolSize} records, linked once ({@link SendWorkRequests#fill})
+ * and never freed; the owner stages each request straight into the next record (only the
+ * per-operation fields are written) and posts the staged records as one sub-chain
+ * ({@link QueuePair#postSend(SendWorkRequests, int, int)}, one doorbell), at most
+ * {@code maxChain} long. Records are reused round-robin (the provider has copied a WQE when
+ * {@code postSend} returns). Records have two SGEs, so a header and a payload go out as one WR.
+ *
+ * <p>Credits and retirement follow {@link SendPath}: in order, the provider sees send-queue
+ * sequence numbers as {@code wr_id}s and a signaled completion retires every earlier request;
+ * out of order (SRD) each request is signaled and retires itself. Staging and posting are for the
+ * owner thread only; {@link #retire} runs on the CQ poller's thread; {@link #retired} on any.
+ * Allocation-free after construction.
+ */
+final class ChainedPoster implements SendPath {
+    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+
+    private final QueuePair qp;
+    private final int depth;
+    private final int poolSize;
+    private final int maxChain;
+    private final boolean rewrite;
+    private final boolean connectionless;
+    private final SendWorkRequests pool;
+    private final AtomicLong credits;
+    private final AtomicLongArray retiredBy;
+    private final AtomicLong rejected = new AtomicLong();
+    private final long[] userIds;
+    private final int mask;
+    private AddressHandle ah;
+    private int remoteQpn;
+    private int remoteQkey;
+    /** Next record to stage into, and first staged record not yet posted (owner thread). */
+    private int cursor;
+    private int chainStart;
+    private long sqSeq;
+    private long retiredSeq;
+    private long chains;
+
+    ChainedPoster(QueuePair qp, int poolSize, int maxChain, int owners) {
+        if (poolSize < 1 || maxChain < 1 || maxChain > poolSize) {
+            throw new IllegalArgumentException("pool " + poolSize + " and chain length " + maxChain + " must be >= 1, chain <= pool");
+        }
+        this.qp = qp;
+        this.depth = qp.attributes().maxSendWr();
+        this.poolSize = poolSize;
+        this.maxChain = Math.min(maxChain, depth);
+        this.rewrite = qp.pd().context().capabilities().inOrder();
+        this.connectionless = qp.type().connectionless();
+        this.pool = new SendWorkRequests(poolSize, 2).fill(poolSize);
+        this.credits = new AtomicLong(depth);
+        this.retiredBy = new AtomicLongArray(owners);
+        int cap = Integer.highestOneBit(Math.max(1, depth - 1)) << 1;
+        this.userIds = new long[rewrite ? cap : 1];
+        this.mask = cap - 1;
+    }
+
+    /** Records staged and not yet posted. */
+    int staged() {
+        return cursor - chainStart;
+    }
+
+    /** Whether the next stage needs a post first (the chain is at its longest or the pool's end). */
+    boolean chainFull() {
+        return cursor - chainStart >= maxChain || cursor == poolSize;
+    }
+
+    /** Native address of the record the last staged request went into (tests check reuse). */
+    long lastRecordAddress() {
+        return pool.address(cursor == 0 ? poolSize - 1 : cursor - 1);
+    }
+
+    int poolSize() {
+        return poolSize;
+    }
+
+    int maxChain() {
+        return maxChain;
+    }
+
+    /** Chains posted (doorbells rung by this path). */
+    long chains() {
+        return chains;
+    }
+
+    /**
+     * Write one request into the next pool record: a payload SGE ({@code length > 0}) preceded by a
+     * header SGE when {@code headerLength > 0}. Returns 0, or {@link #EAGAIN} when no credit is left
+     * (nothing staged). The caller posts first when {@link #chainFull()}.
+     */
+    int stage(long wrId, Opcode op, int flags, long headerAddr, int headerLength, long localAddr, int length, int lkey,
+              long remoteAddr, int rkey, int imm) {
+        if (!takeCredit()) {
+            return EAGAIN;
+        }
+        int i = cursor++;
+        long id = wrId;
+        if (rewrite) {
+            long seq = sqSeq++;
+            LONGS.setRelease(userIds, (int) (seq & mask), wrId);
+            id = seq;
+        }
+        SendWorkRequests w = pool;
+        w.wrId(i, id).opcode(i, op).flags(i, flags);
+        int sges = 0;
+        if (headerLength > 0) {
+            w.numSge(i, 1).sgeAt(i, 0, headerAddr, headerLength, lkey);
+            sges = 1;
+        }
+        if (length > 0) {
+            w.numSge(i, sges + 1).sgeAt(i, sges, localAddr, length, lkey);
+            sges++;
+        }
+        w.numSge(i, sges);
+        if (op.isRdma()) {
+            if (connectionless) {
+                w.srdRdma(i, ah, remoteQpn, remoteQkey, remoteAddr, rkey);
+            } else {
+                w.rdma(i, remoteAddr, rkey);
+            }
+        } else if (connectionless) {
+            w.ud(i, ah, remoteQpn, remoteQkey);
+        }
+        if (op.hasImmediate()) {
+            w.imm(i, imm);
+        }
+        return 0;
+    }
+
+    /** Set SIGNALED on the last staged record (flush). */
+    void signalLast() {
+        if (cursor > chainStart) {
+            pool.flags(cursor - 1, pool.flags(cursor - 1) | dev.scalep.verbs.SendFlags.SIGNALED);
+        }
+    }
+
+    /** Drop staged records and return their credits (only after a failed post's cleanup or at close). */
+    void discardStaged() {
+        int n = cursor - chainStart;
+        if (n > 0) {
+            if (rewrite) {
+                sqSeq -= n;
+            }
+            credits.addAndGet(n);
+            cursor = chainStart;
+        }
+    }
+
+    /**
+     * Post the staged records as one chain (one doorbell). 0, or the provider's errno: the records
+     * from the bad one on are un-staged and their credits returned.
+     */
+    int postStaged() {
+        int n = cursor - chainStart;
+        if (n == 0) {
+            return 0;
+        }
+        int rc = qp.postSend(pool, chainStart, n);
+        chains++;
+        if (rc != 0) {
+            int bad = pool.badIndex() - chainStart;
+            if (bad < 0 || bad > n) {
+                bad = 0;
+            }
+            rejected.addAndGet(n - bad);
+            if (rewrite) {
+                sqSeq -= n - bad;
+            }
+            credits.addAndGet(n - bad);
+        }
+        cursor = cursor == poolSize ? 0 : cursor;
+        chainStart = cursor;
+        return rc;
+    }
+
+    @Override
+    public QueuePair qp() {
+        return qp;
+    }
+
+    @Override
+    public int depth() {
+        return depth;
+    }
+
+    @Override
+    public int maxBatch() {
+        return maxChain;
+    }
+
+    @Override
+    public long freeSlots() {
+        return credits.get();
+    }
+
+    /** Not used: the owning endpoint stages into the pool directly. */
+    @Override
+    public int post(SendBatch batch) {
+        throw new UnsupportedOperationException("a chained-post path is fed through its pool (Endpoint), not a SendBatch");
+    }
+
+    @Override
+    public int post(long wrId, Opcode op, int flags, long localAddr, int length, int lkey, long remoteAddr, int rkey,
+                    int imm, int peer) {
+        if (chainFull()) {
+            int rc = postStaged();
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        int rc = stage(wrId, op, flags, 0, 0, localAddr, length, lkey, remoteAddr, rkey, imm);
+        return rc != 0 ? rc : postStaged();
+    }
+
+    @Override
+    public long retire(long completedWrId) {
+        if (!rewrite) {
+            int owner = WrIds.owner(completedWrId);
+            if (owner < retiredBy.length()) {
+                retiredBy.getAndAdd(owner, 1);
+            }
+            credits.addAndGet(1);
+            return completedWrId;
+        }
+        long s = completedWrId;
+        long r = retiredSeq;
+        long mine = (long) LONGS.getAcquire(userIds, (int) (s & mask));
+        if (s < r) {
+            return mine;
+        }
+        for (long k = r; k <= s; k++) {
+            int owner = WrIds.owner((long) LONGS.getAcquire(userIds, (int) (k & mask)));
+            if (owner < retiredBy.length()) {
+                retiredBy.getAndAdd(owner, 1);
+            }
+        }
+        retiredSeq = s + 1;
+        credits.addAndGet(s + 1 - r);
+        return mine;
+    }
+
+    @Override
+    public long retired(int owner) {
+        return retiredBy.get(owner);
+    }
+
+    @Override
+    public long rejected() {
+        return rejected.get();
+    }
+
+    @Override
+    public void peer(int index, AddressHandle ah, int remoteQpn, int remoteQkey) {
+        if (index != 0) {
+            throw new IllegalArgumentException("a chained-post path has one peer (index 0): " + index);
+        }
+        this.ah = ah;
+        this.remoteQpn = remoteQpn;
+        this.remoteQkey = remoteQkey;
+    }
+
+    @Override
+    public void close() {
+        pool.close();
+    }
+
+    private boolean takeCredit() {
+        for (;;) {
+            long c = credits.get();
+            if (c <= 0) {
+                return false;
+            }
+            if (credits.compareAndSet(c, c - 1)) {
+                return true;
+            }
+        }
+    }
+}
