@@ -106,7 +106,7 @@ class PolicyLoaderTest {
         assertEquals(0, bulk.inlineThreshold());
         assertEquals(Share.ways(4), bulk.sharing().qp());
         assertEquals(QpMode.COMBINING, bulk.sharing().qpMode());
-        assertEquals(new CqSettings(4096, 16, 8), bulk.cq());
+        assertEquals(new CqSettings(8192, 16, 8), bulk.cq());
         assertEquals(new SrqSettings(4096, 1024, 256), bulk.srq());
         assertNotNull(p.origin("bulk", "postlist"));
         assertEquals(p.origin("halo", "postlist"), p.origin("bulk", "postlist"), "inherited origin points into the parent");
