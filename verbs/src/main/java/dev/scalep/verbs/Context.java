@@ -34,6 +34,19 @@ public interface Context extends AutoCloseable {
     /** A one-line description of the UAR allocation in force, e.g. {@code classic: 8 pages, 16 uUARs (4 low-latency)}. */
     String uarDescription();
 
+    /**
+     * The next asynchronous event of this context ({@code ibv_get_async_event}), waiting at most
+     * {@code timeoutNanos} (0 = do not wait); null on timeout. The runtime acknowledges every event
+     * before returning it ({@code ibv_ack_async_event}), so there is never an unacknowledged event
+     * that would hold up destroying a QP, CQ or SRQ, nor {@link #close()}. Control path: allocates.
+     * Thread-safe; concurrent callers each get distinct events. After {@link #close()} (also one
+     * that happens while waiting) throws {@link ClosedException}. Events are queued per context by
+     * the device (the kernel for real devices), bounded; see the provider for what it raises.
+     */
+    default AsyncEvent pollAsyncEvent(long timeoutNanos) {
+        throw new UnsupportedFeatureException("ibv_get_async_event", device().name(), "asynchronous events");
+    }
+
     boolean isClosed();
 
     /** Destroy everything this context owns, then the context. Idempotent. */

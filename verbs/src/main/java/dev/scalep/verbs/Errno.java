@@ -7,6 +7,7 @@ public final class Errno {
 
     public static final int EPERM = 1;
     public static final int ENOENT = 2;
+    public static final int EINTR = 4;
     public static final int EIO = 5;
     public static final int EAGAIN = 11;
     public static final int ENOMEM = 12;
@@ -26,6 +27,7 @@ public final class Errno {
             case 0 -> "OK";
             case EPERM -> "EPERM";
             case ENOENT -> "ENOENT";
+            case EINTR -> "EINTR";
             case EIO -> "EIO";
             case EAGAIN -> "EAGAIN";
             case ENOMEM -> "ENOMEM";

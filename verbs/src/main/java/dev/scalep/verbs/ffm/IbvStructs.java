@@ -312,6 +312,17 @@ public final class IbvStructs {
     public static final long CTX_NUM_COMP_VECTORS = off(IBV_CONTEXT, "num_comp_vectors");
     public static final long CTX_ABI_COMPAT = off(IBV_CONTEXT, "abi_compat");
 
+    public static final long CTX_ASYNC_FD = off(IBV_CONTEXT, "async_fd");
+
+    /** {@code struct ibv_async_event}: a union {@code element} {cq, qp, srq, wq, port_num} and {@code event_type}. */
+    public static final StructLayout IBV_ASYNC_EVENT = structLayout(
+            MemoryLayout.unionLayout(PTR.withName("cq"), PTR.withName("qp"), PTR.withName("srq"), PTR.withName("wq"),
+                    U32.withName("port_num")).withName("element"),
+            U32.withName("event_type"), paddingLayout(4)).withName("ibv_async_event");
+    public static final long AE_ELEMENT = off(IBV_ASYNC_EVENT, "element");
+    public static final long AE_PORT_NUM = IBV_ASYNC_EVENT.byteOffset(groupElement("element"), groupElement("port_num"));
+    public static final long AE_EVENT_TYPE = off(IBV_ASYNC_EVENT, "event_type");
+
     private static final String[] VERBS_CONTEXT_OPS = {
             "query_port", "advise_mr", "alloc_null_mr", "read_counters", "attach_counters_point_flow",
             "create_counters", "destroy_counters", "reg_dm_mr", "alloc_dm", "free_dm", "modify_flow_action_esp",

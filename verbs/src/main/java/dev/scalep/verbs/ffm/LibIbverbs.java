@@ -77,6 +77,8 @@ public final class LibIbverbs {
     private final MethodHandle createAh;
     private final MethodHandle destroyAh;
     private final MethodHandle wcStatusStr;
+    private final MethodHandle getAsyncEvent;
+    private final MethodHandle ackAsyncEvent;
 
     private LibIbverbs(SymbolLookup lib) {
         FunctionDescriptor pP = FunctionDescriptor.of(ADDRESS, ADDRESS);
@@ -116,6 +118,27 @@ public final class LibIbverbs {
         createAh = Native.require(lib, "ibv_create_ah", pPP, CAPTURE_ERRNO);
         destroyAh = Native.require(lib, "ibv_destroy_ah", iP);
         wcStatusStr = Native.require(lib, "ibv_wc_status_str", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+        getAsyncEvent = Native.require(lib, "ibv_get_async_event",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), CAPTURE_ERRNO);
+        ackAsyncEvent = Native.require(lib, "ibv_ack_async_event", FunctionDescriptor.ofVoid(ADDRESS));
+    }
+
+    /** {@code ibv_get_async_event(ctx, event)}: 0, or -1 with errno (EAGAIN on a non-blocking async_fd). */
+    public int getAsyncEvent(MemorySegment st, MemorySegment ctx, MemorySegment event) {
+        try {
+            return (int) getAsyncEvent.invokeExact(st, ctx, event);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** {@code ibv_ack_async_event(event)}. */
+    public void ackAsyncEvent(MemorySegment event) {
+        try {
+            ackAsyncEvent.invokeExact(event);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
     }
 
     /** {@code ibv_get_device_list(&num)}; NULL with errno on failure. */

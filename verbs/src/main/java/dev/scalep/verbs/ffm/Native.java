@@ -66,6 +66,28 @@ public final class Native {
         static final MethodHandle POLL = require(C, "poll",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), // nfds_t is unsigned long
                 CAPTURE_ERRNO);
+        static final MethodHandle FCNTL = require(C, "fcntl",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), CAPTURE_ERRNO,
+                Linker.Option.firstVariadicArg(2));
+    }
+
+    private static final int F_GETFL = 3;
+    private static final int F_SETFL = 4;
+    private static final int O_NONBLOCK = 04000;
+
+    /** Set {@code O_NONBLOCK} on {@code fd} ({@code fcntl}); 0 or errno. */
+    public static int setNonBlocking(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = callState(a);
+            int fl = (int) Libc.FCNTL.invokeExact(st, fd, F_GETFL, 0);
+            if (fl < 0) {
+                return errno(st);
+            }
+            int rc = (int) Libc.FCNTL.invokeExact(st, fd, F_SETFL, fl | O_NONBLOCK);
+            return rc < 0 ? errno(st) : 0;
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
     }
 
     /**

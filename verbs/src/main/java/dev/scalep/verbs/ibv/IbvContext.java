@@ -1,5 +1,6 @@
 package dev.scalep.verbs.ibv;
 
+import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.Context;
@@ -48,6 +49,9 @@ final class IbvContext implements Context {
     private final String env;
     final Usage usage;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The context's {@code async_fd} (set non-blocking at open) and the lock held from get to ack. */
+    private final int asyncFd;
+    private final Object asyncLock = new Object();
     /** Port facts read at open. */
     final int activeMtu;
     final int linkLayer;
@@ -84,6 +88,7 @@ final class IbvContext implements Context {
         this.postSrqRecvFn = ctx.get(ADDRESS, IbvStructs.CTX_POST_SRQ_RECV);
         this.pollCqFn = ctx.get(ADDRESS, IbvStructs.CTX_POLL_CQ);
         this.reqNotifyFn = ctx.get(ADDRESS, IbvStructs.CTX_REQ_NOTIFY_CQ);
+        this.asyncFd = ctx.get(JAVA_INT, IbvStructs.CTX_ASYNC_FD);
     }
 
     static IbvContext open(IbvDevice device, ContextOptions options) {
@@ -121,6 +126,11 @@ final class IbvContext implements Context {
             IbvContext c = new IbvContext(device, ctx, options, env, pa.get(JAVA_INT, IbvStructs.PA_ACTIVE_MTU),
                     Byte.toUnsignedInt(pa.get(JAVA_BYTE, IbvStructs.PA_LINK_LAYER)),
                     Short.toUnsignedInt(pa.get(JAVA_SHORT, IbvStructs.PA_LID)), g.toArray(JAVA_BYTE));
+            int nb = Native.setNonBlocking(c.asyncFd);
+            if (nb != 0) {
+                lib.closeDevice(st, ctx);
+                throw Check.fail("fcntl(async_fd, O_NONBLOCK)", nb, name, null);
+            }
             c.usage.add(Usage.Kind.CONTEXT, 1, Usage.CTX_BYTES);
             return c;
         }
@@ -241,6 +251,89 @@ final class IbvContext implements Context {
         };
     }
 
+    /**
+     * {@code poll(2)} on the non-blocking {@code async_fd} in slices of at most 100 ms (so a close
+     * is noticed), then {@code ibv_get_async_event} and {@code ibv_ack_async_event} under one lock
+     * that {@link #close()} also takes: no event is ever held unacknowledged across a destroy.
+     */
+    @Override
+    public AsyncEvent pollAsyncEvent(long timeoutNanos) {
+        long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
+        while (true) {
+            AsyncEvent e = readAsyncEvent();
+            if (e != null) {
+                return e;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return null;
+            }
+            int ms = (int) Math.min(100, Math.max(1, (left + 999_999) / 1_000_000));
+            int r = Native.pollIn(asyncFd, ms);
+            if (r < 0 && -r != Errno.EINTR) {
+                throw Check.fail("poll(async_fd)", -r, name, null);
+            }
+        }
+    }
+
+    private AsyncEvent readAsyncEvent() {
+        synchronized (asyncLock) {
+            checkOpen();
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment ev = a.allocate(IbvStructs.IBV_ASYNC_EVENT);
+                MemorySegment st = Native.callState(a);
+                if (lib.getAsyncEvent(st, ctx, ev) != 0) {
+                    int errno = Native.errno(st);
+                    if (errno == Errno.EAGAIN || errno == Errno.EINTR) {
+                        return null;
+                    }
+                    throw Check.fail("ibv_get_async_event", errno, name, null);
+                }
+                try {
+                    return toEvent(ev);
+                } finally {
+                    lib.ackAsyncEvent(ev);
+                }
+            }
+        }
+    }
+
+    /** The Java view of a fetched, not yet acknowledged event (its element pointer is still valid). */
+    private AsyncEvent toEvent(MemorySegment ev) {
+        int type = ev.get(JAVA_INT, IbvStructs.AE_EVENT_TYPE);
+        if (AsyncEvent.isPortEvent(type)) {
+            return new AsyncEvent(type, null, -1, null, null, ev.get(JAVA_INT, IbvStructs.AE_PORT_NUM));
+        }
+        MemorySegment el = ev.get(ADDRESS, IbvStructs.AE_ELEMENT);
+        long addr = el.address();
+        synchronized (this) {
+            if (AsyncEvent.isQpEvent(type)) {
+                int qpNum = addr == 0 ? -1
+                        : el.reinterpret(IbvStructs.IBV_QP.byteSize()).get(JAVA_INT, IbvStructs.QP_NUM);
+                for (IbvQp q : qps) {
+                    if (q.qp.address() == addr) {
+                        return new AsyncEvent(type, q, qpNum, null, null, 0);
+                    }
+                }
+                return new AsyncEvent(type, null, qpNum, null, null, 0);
+            }
+            if (AsyncEvent.isCqEvent(type)) {
+                for (IbvCq c : cqs) {
+                    if (c.cq.address() == addr) {
+                        return AsyncEvent.ofCq(type, c);
+                    }
+                }
+            } else if (AsyncEvent.isSrqEvent(type)) {
+                for (IbvSrq q : srqs) {
+                    if (q.srq.address() == addr) {
+                        return AsyncEvent.ofSrq(type, q);
+                    }
+                }
+            }
+        }
+        return new AsyncEvent(type, null, -1, null, null, 0);
+    }
+
     @Override
     public boolean isClosed() {
         return closed.get();
@@ -250,6 +343,9 @@ final class IbvContext implements Context {
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
+        }
+        synchronized (asyncLock) {
+            // a reader between ibv_get_async_event and its ack has finished; later readers see closed
         }
         RuntimeException first = null;
         List<List<? extends IbvResource>> order;

@@ -15,13 +15,19 @@ import dev.scalep.verbs.ThreadDomain;
 import dev.scalep.verbs.UnsupportedFeatureException;
 import dev.scalep.verbs.VerbsException;
 
+import dev.scalep.verbs.AsyncEvent;
+
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A simulated device context. Control-path methods are serialised by one context lock; the data
@@ -40,6 +46,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * page and odd TDs share it); an INDEPENDENT TD always opens its own page. Dynamic pages (TD and
  * dynamic-mode QP pages) are limited to {@code maxDynamicUars} (512) per context and take the lowest
  * free page index after the static pages. A page is unmapped when its last register is freed.
+ *
+ * <p><b>Asynchronous events</b> (as mlx5 raises them; an error that a completion reports raises no
+ * event on the side that gets that completion): a CQ overrun raises {@code CQ_ERR} for the CQ and
+ * {@code QP_FATAL} for every QP attached to it (IBA: CQ overflow is a local work queue catastrophic
+ * error); an RC responder that finds an RDMA write/read's rkey, range or access invalid moves to ERR
+ * and raises {@code QP_ACCESS_ERR} (IBA local access violation; no receive WQE exists to report it);
+ * a QP attached to an SRQ that enters ERR raises {@code QP_LAST_WQE_REACHED}. The requester's
+ * {@code REM_ACCESS_ERR}, {@code RETRY_EXC_ERR}, {@code RNR_RETRY_EXC_ERR} are completions only. The
+ * queue holds {@value #ASYNC_QUEUE} events; further events are dropped and counted
+ * ({@link #asyncEventsLost()}), like a full kernel event file.
  */
 final class SimContext implements Context {
     static final int DYN_DEDICATED_MAX = 4;
@@ -51,6 +67,12 @@ final class SimContext implements Context {
     final Accounting accounting;
     final Object ctl = new Object();
     private final AtomicBoolean closed = new AtomicBoolean();
+
+    static final int ASYNC_QUEUE = 256;
+    private final ReentrantLock asyncLock = new ReentrantLock();
+    private final Condition asyncReady = asyncLock.newCondition();
+    private final ArrayDeque<AsyncEvent> asyncEvents = new ArrayDeque<>();
+    private long asyncLost;
 
     final Set<SimPd> pds = new LinkedHashSet<>();
     final Set<SimPd> parents = new LinkedHashSet<>();
@@ -375,6 +397,60 @@ final class SimContext implements Context {
         }
     }
 
+    /** Queue an asynchronous event (simulated NIC, any thread; never blocks on the data path's locks). */
+    void raise(AsyncEvent e) {
+        asyncLock.lock();
+        try {
+            if (closed.get()) {
+                return;
+            }
+            if (asyncEvents.size() >= ASYNC_QUEUE) {
+                asyncLost++;
+                return;
+            }
+            asyncEvents.add(e);
+            asyncReady.signal();
+        } finally {
+            asyncLock.unlock();
+        }
+    }
+
+    /** Events dropped because the queue was full. */
+    long asyncEventsLost() {
+        asyncLock.lock();
+        try {
+            return asyncLost;
+        } finally {
+            asyncLock.unlock();
+        }
+    }
+
+    @Override
+    public AsyncEvent pollAsyncEvent(long timeoutNanos) {
+        long left = Math.max(0, timeoutNanos);
+        asyncLock.lock();
+        try {
+            while (true) {
+                checkOpen();
+                AsyncEvent e = asyncEvents.poll();
+                if (e != null) {
+                    return e;
+                }
+                if (left <= 0) {
+                    return null;
+                }
+                try {
+                    left = asyncReady.awaitNanos(left);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return null;
+                }
+            }
+        } finally {
+            asyncLock.unlock();
+        }
+    }
+
     @Override
     public boolean isClosed() {
         return closed.get();
@@ -428,6 +504,13 @@ final class SimContext implements Context {
             }
             accounting.add(Accounting.MEMORY, -Accounting.CTX_BYTES);
             accounting.add(Accounting.CONTEXTS, -1);
+        }
+        asyncLock.lock();
+        try {
+            asyncEvents.clear();
+            asyncReady.signalAll(); // waiters see the context closed
+        } finally {
+            asyncLock.unlock();
         }
     }
 

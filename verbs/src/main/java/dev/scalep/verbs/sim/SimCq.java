@@ -1,10 +1,12 @@
 package dev.scalep.verbs.sim;
 
+import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.Context;
 import dev.scalep.verbs.CqOptions;
 import dev.scalep.verbs.Errno;
+import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.VerbsException;
 import dev.scalep.verbs.WorkCompletions;
 
@@ -154,7 +156,11 @@ final class SimCq implements CompletionQueue {
             return;
         }
         overrun = true;
+        ctx.raise(AsyncEvent.ofCq(AsyncEvent.CQ_ERR, this));
         for (SimQp q : attached) {
+            if (!q.closed && q.state != QpState.ERR) {
+                ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_FATAL, q));
+            }
             q.fatal();
         }
     }

@@ -1,6 +1,7 @@
 package dev.scalep.verbs.sim;
 
 import dev.scalep.verbs.Access;
+import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.Errno;
@@ -286,7 +287,10 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         engine.lock();
         try {
             checkOpen();
-            state = QpState.ERR;
+            if (state != QpState.ERR) {
+                state = QpState.ERR;
+                enteredError();
+            }
             process();
         } finally {
             engine.unlock();
@@ -315,7 +319,10 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         if (closed) {
             return;
         }
-        state = QpState.ERR;
+        if (state != QpState.ERR) {
+            state = QpState.ERR;
+            enteredError();
+        }
         nudge();
     }
 
@@ -833,8 +840,34 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
 
     private int fail(int s, int status) {
         completeSend(s, status);
-        state = QpState.ERR;
+        if (state != QpState.ERR) {
+            state = QpState.ERR;
+            enteredError();
+        }
         return FAILED;
+    }
+
+    /**
+     * The responder t rejected slot s's rkey/range/access: the requester completes REM_ACCESS_ERR; an
+     * RC responder moves to ERR and raises QP_ACCESS_ERR (IBA local access violation, as mlx5).
+     */
+    private int remoteAccessError(int s, SimQp t) {
+        if (type == QpType.RC && t.state != QpState.ERR) {
+            t.state = QpState.ERR;
+            t.ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_ACCESS_ERR, t));
+            t.enteredError();
+            if (t != this) {
+                t.nudge();
+            }
+        }
+        return fail(s, WcStatus.REM_ACCESS_ERR);
+    }
+
+    /** This QP has just entered ERR: a QP on an SRQ reports its last WQE (IBV_EVENT_QP_LAST_WQE_REACHED). */
+    void enteredError() {
+        if (srq != null && !closed) {
+            ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_LAST_WQE_REACHED, this));
+        }
     }
 
     private static boolean receiving(QpState st) {
@@ -897,7 +930,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     private int write(int s, SimQp t, Opcode o) {
         SimMr m = remoteMr(s, t, Access.REMOTE_WRITE);
         if (m == null) {
-            return fail(s, WcStatus.REM_ACCESS_ERR);
+            return remoteAccessError(s, t);
         }
         if (o == Opcode.RDMA_WRITE) {
             gather(s, 0, m.segment, raddr[s] - m.address, len[s]);
@@ -925,7 +958,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     private int read(int s, SimQp t) {
         SimMr m = remoteMr(s, t, Access.REMOTE_READ);
         if (m == null) {
-            return fail(s, WcStatus.REM_ACCESS_ERR);
+            return remoteAccessError(s, t);
         }
         long srcOff = raddr[s] - m.address;
         int b = s * maxSge;
@@ -964,12 +997,12 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
                     failTarget = true;
                     result = FAILED;
                 }
-                if (!ud) {
+                if (!ud && t.state != QpState.ERR) {
                     t.state = QpState.ERR;
+                    t.enteredError();
                 }
                 if (result == FAILED) {
-                    completeSend(s, recvProt == WcStatus.LOC_LEN_ERR ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR);
-                    state = QpState.ERR;
+                    fail(s, recvProt == WcStatus.LOC_LEN_ERR ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR);
                 } else {
                     completeSend(s, WcStatus.SUCCESS);
                 }

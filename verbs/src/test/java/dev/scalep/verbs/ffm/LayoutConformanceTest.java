@@ -50,7 +50,9 @@ class LayoutConformanceTest {
     private static final String[][] EXTRA_PATHS = {
             {"ibv_ah_attr", "grh.dgid"}, {"ibv_ah_attr", "grh.sgid_index"}, {"ibv_ah_attr", "grh.hop_limit"},
             {"ibv_srq_init_attr", "attr.max_wr"}, {"ibv_srq_init_attr", "attr.max_sge"},
-            {"ibv_context", "ops.post_srq_recv"}};
+            {"ibv_context", "ops.post_srq_recv"}, {"ibv_async_event", "element.cq"},
+            {"ibv_async_event", "element.qp"}, {"ibv_async_event", "element.srq"},
+            {"ibv_async_event", "element.port_num"}};
 
     private static Map<String, StructLayout> structs() {
         Map<String, StructLayout> m = new LinkedHashMap<>();
@@ -62,6 +64,7 @@ class LayoutConformanceTest {
                 IbvStructs.IBV_PORT_ATTR, IbvStructs.IBV_MR, IbvStructs.IBV_PD, IbvStructs.IBV_CQ, IbvStructs.IBV_SRQ,
                 IbvStructs.IBV_SRQ_ATTR, IbvStructs.IBV_SRQ_INIT_ATTR, IbvStructs.IBV_COMP_CHANNEL, IbvStructs.IBV_AH,
                 IbvStructs.IBV_QP, IbvStructs.IBV_CONTEXT_OPS, IbvStructs.IBV_CONTEXT, IbvStructs.VERBS_CONTEXT,
+                IbvStructs.IBV_ASYNC_EVENT,
                 IbvStructs.IBV_QP_EX, IbvStructs.IBV_CQ_EX, IbvStructs.IBV_POLL_CQ_ATTR,
                 IbvStructs.IBV_MODIFY_CQ_ATTR, IbvStructs.EFADV_QP_INIT_ATTR,
                 IbvStructs.EFADV_DEVICE_ATTR, IbvStructs.EFADV_CQ_INIT_ATTR, IbvStructs.EFADV_AH_ATTR,
@@ -98,6 +101,11 @@ class LayoutConformanceTest {
         m.put("IBV_ACCESS_REMOTE_READ", (long) Access.REMOTE_READ);
         m.put("IBV_ACCESS_REMOTE_ATOMIC", (long) Access.REMOTE_ATOMIC);
         m.put("IBV_WC_WITH_IMM", (long) Structs.IBV_WC_WITH_IMM);
+        for (Field f : dev.scalep.verbs.AsyncEvent.class.getFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && f.getType() == int.class) {
+                m.put("IBV_EVENT_" + f.getName(), ((Number) f.get(null)).longValue());
+            }
+        }
         for (Field f : IbvConst.class.getFields()) {
             if (Modifier.isStatic(f.getModifiers()) && f.getName().startsWith("IBV_")
                     || f.getName().startsWith("EFADV_") || f.getName().startsWith("MLX5DV_")) {

@@ -13,6 +13,16 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * (inside the VM of {@code verbs/src/test/rxe/run}). Skipped where the rxe devices do not exist.
  */
 class RxeBehaviourTest extends VerbsBehaviourSuite {
+    /**
+     * Linux 6.1's rdma_rxe (the VM's kernel) moves an RC responder that rejects an rkey to ERR
+     * without an affiliated event (observed in the VM: no event on either context); it does raise
+     * CQ_ERR on a CQ overrun, which {@code asyncEventCqOverrunIsCqErr} checks.
+     */
+    @Override
+    protected boolean responderAccessErrorRaisesEvent() {
+        return false;
+    }
+
     @Override
     protected VerbsFixture fixture() {
         List<Device> devices = new IbvProvider().devices();

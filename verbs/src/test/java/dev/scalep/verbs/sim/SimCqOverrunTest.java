@@ -1,6 +1,7 @@
 package dev.scalep.verbs.sim;
 
 import dev.scalep.verbs.Access;
+import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.Context;
 import dev.scalep.verbs.Errno;
@@ -22,6 +23,8 @@ import java.lang.foreign.Arena;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -56,10 +59,44 @@ class SimCqOverrunTest {
             assertEquals(-Errno.EIO, cq.poll(wc));
             assertEquals(QpState.ERR, q.state());
             assertEquals(3, cq.cqesWritten());
+            AsyncEvent cqErr = c.pollAsyncEvent(0);
+            assertEquals(AsyncEvent.CQ_ERR, cqErr.type());
+            assertSame(cq, cqErr.cq());
+            AsyncEvent fatal = c.pollAsyncEvent(0);
+            assertEquals(AsyncEvent.QP_FATAL, fatal.type(), fatal.toString());
+            assertSame(q, fatal.qp());
+            assertEquals(q.qpNum(), fatal.qpNum());
+            assertNull(c.pollAsyncEvent(0), "one event each, no repeats");
             w.clear();
             w.sge(w.add(9, Opcode.RDMA_WRITE, SendFlags.SIGNALED), mr, 0, 8);
             assertEquals(Errno.EINVAL, q.postSend(w));
             assertFalse(c.isClosed());
         }
+    }
+
+    @Test
+    void eventQueueIsBoundedAndCloseWakesWaiters() throws Exception {
+        SimDevice dev = SimDevice.newMlx5();
+        SimContext c = (SimContext) dev.open();
+        CompletionQueue cq = c.createCq(4);
+        for (int i = 0; i < SimContext.ASYNC_QUEUE + 10; i++) {
+            c.raise(AsyncEvent.ofCq(AsyncEvent.CQ_ERR, cq));
+        }
+        assertEquals(10, c.asyncEventsLost());
+        for (int i = 0; i < SimContext.ASYNC_QUEUE; i++) {
+            assertSame(cq, c.pollAsyncEvent(0).cq());
+        }
+        assertNull(c.pollAsyncEvent(0));
+        Thread closer = new Thread(() -> {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            c.close();
+        });
+        closer.start();
+        assertThrows(dev.scalep.verbs.ClosedException.class, () -> c.pollAsyncEvent(10_000_000_000L));
+        closer.join();
     }
 }

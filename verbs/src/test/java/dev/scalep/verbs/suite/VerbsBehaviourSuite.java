@@ -2,6 +2,7 @@ package dev.scalep.verbs.suite;
 
 import dev.scalep.verbs.Access;
 import dev.scalep.verbs.AddressHandle;
+import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.Context;
@@ -80,9 +81,13 @@ public abstract class VerbsBehaviourSuite {
         public AddressHandle ah;
 
         End(Device d, VerbsFixture f, QpType type, int depth, int inline, int access, int mrAccess) {
+            this(d, f, type, depth, inline, access, mrAccess, 4 * depth);
+        }
+
+        End(Device d, VerbsFixture f, QpType type, int depth, int inline, int access, int mrAccess, int cqDepth) {
             ctx = d.open(f.options());
             pd = ctx.allocPd();
-            cq = ctx.createCq(cqOptions(ctx, 4 * depth));
+            cq = ctx.createCq(cqOptions(ctx, cqDepth));
             QpInitAttr a = QpInitAttr.of(type, cq, depth).withSges(Math.min(2, ctx.capabilities().maxSge()), 1)
                     .withInline(inline);
             qp = pd.createQp(a);
@@ -109,9 +114,13 @@ public abstract class VerbsBehaviourSuite {
         }
 
         Pair(QpType type, int depth, int inline, int rnrRetry, int mrAccessB, int retryCount) {
+            this(type, depth, inline, rnrRetry, mrAccessB, retryCount, 4 * depth);
+        }
+
+        Pair(QpType type, int depth, int inline, int rnrRetry, int mrAccessB, int retryCount, int cqDepthA) {
             this.type = type;
             VerbsFixture f = fixture();
-            a = new End(f.requester(), f, type, depth, inline, Access.ALL_RDMA, Access.ALL_RDMA);
+            a = new End(f.requester(), f, type, depth, inline, Access.ALL_RDMA, Access.ALL_RDMA, cqDepthA);
             b = new End(f.responder(), f, type, depth, inline, Access.ALL_RDMA, mrAccessB);
             if (type == QpType.RC) {
                 a.qp.readyToReceive(b.qp.address());
@@ -676,6 +685,102 @@ public abstract class VerbsBehaviourSuite {
             }
             post(p.a.qp, w);
             assertEquals(WcStatus.REM_ACCESS_ERR, poll(p.a.cq, 1).get(0).status());
+        }
+    }
+
+    /** Every asynchronous event of {@code c} that arrives within {@code nanos}, waiting until {@code done} holds. */
+    protected static List<AsyncEvent> events(Context c, long nanos, java.util.function.Predicate<List<AsyncEvent>> done) {
+        List<AsyncEvent> out = new ArrayList<>();
+        long deadline = System.nanoTime() + nanos;
+        while (!done.test(out)) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            AsyncEvent e = c.pollAsyncEvent(left);
+            if (e != null) {
+                out.add(e);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void asyncEventNothingPendingTimesOut() {
+        try (Pair p = pair()) {
+            long t0 = System.nanoTime();
+            assertEquals(null, p.a.ctx.pollAsyncEvent(50_000_000L));
+            assertTrue(System.nanoTime() - t0 >= 40_000_000L, "waited for the timeout");
+            assertEquals(null, p.a.ctx.pollAsyncEvent(0));
+            p.a.ctx.close();
+            assertThrows(ClosedException.class, () -> p.a.ctx.pollAsyncEvent(0));
+        }
+    }
+
+    /**
+     * Whether the responder of an RC RDMA write with a rejected rkey raises an affiliated QP event
+     * (IBA local access violation; mlx5 and the simulator raise QP_ACCESS_ERR). Providers that move
+     * the responder to ERR silently override this with false and say where that was observed.
+     */
+    protected boolean responderAccessErrorRaisesEvent() {
+        return true;
+    }
+
+    /**
+     * An RDMA write with an rkey the responder rejects: the requester gets REM_ACCESS_ERR (a
+     * completion, no event), the responder's RC QP goes to ERR and, where the provider raises one,
+     * reports a QP error event naming it. Every event either side sees must name the responder QP.
+     */
+    @Test
+    void asyncEventRemoteAccessViolationNamesTheResponderQp() {
+        assumeTrue(reliable() == QpType.RC && caps().rdmaWrite());
+        boolean expected = responderAccessErrorRaisesEvent();
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            int i = p.add(w, 1, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 64, 0);
+            w.rdma(i, p.b.mr.address(), p.b.mr.rkey() ^ 0x5a5a00);
+            post(p.a.qp, w);
+            assertEquals(WcStatus.REM_ACCESS_ERR, poll(p.a.cq, 1).get(0).status());
+            List<AsyncEvent> eb = events(p.b.ctx, expected ? 5_000_000_000L : 1_000_000_000L,
+                    l -> l.stream().anyMatch(e -> e.qp() == p.b.qp));
+            List<AsyncEvent> ea = events(p.a.ctx, 200_000_000L, l -> false);
+            System.out.println("[async] " + fixture().name() + " bad rkey: responder " + eb + ", requester " + ea);
+            assertTrue(ea.isEmpty(), "the requester's error is a completion, not an event: " + ea);
+            for (AsyncEvent e : eb) {
+                assertTrue(e.qp() == p.b.qp && e.qpNum() == p.b.qp.qpNum(), "event for another object: " + e);
+                assertTrue(e.type() == AsyncEvent.QP_ACCESS_ERR || e.type() == AsyncEvent.QP_FATAL
+                        || e.type() == AsyncEvent.QP_REQ_ERR, e.toString());
+            }
+            if (expected) {
+                assertFalse(eb.isEmpty(), "no event naming the responder QP");
+            }
+            assertEquals(QpState.ERR, p.b.qp.state(), "the responder QP is in error");
+        }
+    }
+
+    /** More signaled completions than a CQ holds: CQ_ERR naming that CQ. */
+    @Test
+    void asyncEventCqOverrunIsCqErr() {
+        assumeTrue(reliable() == QpType.RC && caps().rdmaWrite());
+        Pair made;
+        System.setProperty("scalep.sim.allowCqOvercommit", "true");
+        try {
+            made = new Pair(QpType.RC, 32, 0, 7, Access.ALL_RDMA, 7, 4);
+        } finally {
+            System.clearProperty("scalep.sim.allowCqOvercommit");
+        }
+        try (Pair p = made; SendWorkRequests w = new SendWorkRequests(32, 1)) {
+            int n = p.a.cq.depth() + 2;
+            assertTrue(n <= 32, "CQ depth " + p.a.cq.depth());
+            for (int k = 0; k < n; k++) {
+                p.add(w, k, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 8, 64L * k);
+            }
+            post(p.a.qp, w);
+            List<AsyncEvent> ea = events(p.a.ctx, 5_000_000_000L, l -> l.stream().anyMatch(e -> e.cq() == p.a.cq));
+            System.out.println("[async] " + fixture().name() + " CQ overrun (depth " + p.a.cq.depth() + "): " + ea);
+            AsyncEvent e = ea.stream().filter(x -> x.cq() == p.a.cq).findFirst().orElse(null);
+            assertTrue(e != null, "no event naming the CQ; saw " + ea);
+            assertEquals(AsyncEvent.CQ_ERR, e.type());
+            assertEquals("CQ_ERR", e.typeName());
         }
     }
 
