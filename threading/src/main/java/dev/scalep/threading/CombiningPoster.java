@@ -34,6 +34,7 @@ public final class CombiningPoster extends AbstractSendPath {
     private final SendSlotRing ring;
     private final PaddedAtomicLong doorbells = new PaddedAtomicLong();
     private final PaddedAtomicLong combined = new PaddedAtomicLong();
+    private final PaddedAtomicLong yields = new PaddedAtomicLong();
     @SuppressWarnings("unused") // padding: keep the flag off the ring's and the counters' lines
     private long q00, q01, q02, q03, q04, q05, q06, q07;
     private volatile int combining;
@@ -60,35 +61,145 @@ public final class CombiningPoster extends AbstractSendPath {
             return 0;
         }
         if (!credits.tryTake(n)) {
-            return EAGAIN;
+            return full();
         }
+        if (FLAG.compareAndSet(this, 0, 1)) {
+            // Uncontended (or the holder just left): post directly, behind whatever was queued.
+            int rc;
+            try {
+                rc = drainRing(n);
+                if (ring.drained()) {
+                    for (int i = 0; i < n; i++) {
+                        append(b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i],
+                                b.remoteAddr[i], b.rkey[i], b.imm[i], b.peer[i]);
+                    }
+                } else {
+                    // A slot ahead is still being written (perhaps behind requests of ours): queue
+                    // behind it, so each thread's requests keep their order.
+                    enqueue(b, n);
+                    int r = drainRing(0);
+                    if (r != 0 && rc == 0) {
+                        rc = r;
+                    }
+                }
+                int r = doorbell();
+                if (r != 0) {
+                    rc = r;
+                }
+            } finally {
+                release();
+            }
+            int late = combine();
+            return rc != 0 ? rc : late;
+        }
+        enqueue(b, n);
+        VarHandle.fullFence(); // publishes before the flag is read again (see SendSlotRing.put)
+        return combine();
+    }
+
+    /** Copy the batch into the ring: one atomic claim for all of it (the caller holds n credits). */
+    private void enqueue(SendBatch b, int n) {
+        long p = ring.claim(n);
         for (int i = 0; i < n; i++) {
-            enqueue(b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i],
+            ring.put(p + i, b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i],
                     b.remoteAddr[i], b.rkey[i], b.imm[i], b.peer[i]);
         }
-        return combine();
     }
 
     @Override
     public int post(long wrId, Opcode op, int flags, long localAddr, int length, int lkey,
                     long remoteAddr, int rkey, int imm, int peer) {
         if (!credits.tryTake(1)) {
-            return EAGAIN;
+            return full();
         }
-        enqueue(wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+        if (FLAG.compareAndSet(this, 0, 1)) {
+            int rc;
+            try {
+                rc = drainRing(1);
+                if (ring.drained()) {
+                    append(wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+                } else {
+                    ring.put(ring.claim(1), wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+                    int r = drainRing(0);
+                    if (r != 0 && rc == 0) {
+                        rc = r;
+                    }
+                }
+                int r = doorbell();
+                if (r != 0) {
+                    rc = r;
+                }
+            } finally {
+                release();
+            }
+            int late = combine();
+            return rc != 0 ? rc : late;
+        }
+        ring.put(ring.claim(1), wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+        VarHandle.fullFence();
         return combine();
     }
 
-    private void enqueue(long wrId, int opcode, int flags, long localAddr, int length, int lkey,
-                         long remoteAddr, int rkey, int imm, int peer) {
-        if (!ring.offer(wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer)) {
-            // Unreachable while credits <= depth <= ring capacity; a broken invariant, not back-pressure.
-            credits.getAndAdd(1);
-            throw new IllegalStateException("combining ring overflow on QP " + qp.qpNum());
+    /**
+     * Combiner only: move every published request into postlists, ringing the doorbell each time
+     * the list is full, and leave room for {@code reserve} more in the list (not yet posted).
+     * Returns the first provider error met, or 0.
+     */
+    private int drainRing(int reserve) {
+        int rc = 0;
+        int b;
+        while ((b = ring.readyBase()) >= 0) {
+            if (list.count() == maxBatch) {
+                int r = doorbell();
+                if (r != 0 && rc == 0) {
+                    rc = r;
+                }
+            }
+            append(ring.wrId(b), ring.opcode(b), ring.flags(b), ring.localAddr(b), ring.length(b),
+                    ring.lkey(b), ring.remoteAddr(b), ring.rkey(b), ring.imm(b), ring.peer(b));
+            ring.consume(b);
         }
+        if (list.count() + reserve > maxBatch) {
+            int r = doorbell();
+            if (r != 0 && rc == 0) {
+                rc = r;
+            }
+        }
+        return rc;
     }
 
-    /** Drain and post until the ring is empty or another thread holds the combiner role. */
+    /** Combiner only: post the list with one doorbell and count it (single writer: plain increments). */
+    private int doorbell() {
+        int n = list.count();
+        if (n == 0) {
+            return 0;
+        }
+        int r = postList();
+        doorbells.setRelease(doorbells.getPlain() + 1);
+        combined.setRelease(combined.getPlain() + n);
+        return r;
+    }
+
+    private void release() {
+        ring.publishHead();
+        // Volatile store, then the volatile re-read of the ring by the caller (combine()).
+        FLAG.setVolatile(this, 0);
+    }
+
+    /**
+     * No credits. When requests are queued and their combiner is still at work (or was preempted
+     * holding the role), yield the processor once so it can finish: the credits come back only
+     * after it posts. Then report back-pressure; never waits for the role.
+     */
+    private int full() {
+        if ((int) FLAG.getVolatile(this) != 0 && ring.hasReady()) {
+            yields.setRelease(yields.getPlain() + 1); // racy count; statistics only
+            Thread.yield();
+        }
+        return EAGAIN;
+    }
+
+    /** Drain and post until the ring is empty or another thread holds the combiner role; never waits. */
     private int combine() {
         int rc = 0;
         while (ring.hasReady()) {
@@ -96,26 +207,15 @@ public final class CombiningPoster extends AbstractSendPath {
                 return rc; // the holder re-checks the ring after releasing (see class comment)
             }
             try {
-                int b;
-                while ((b = ring.readyBase()) >= 0) {
-                    int n = 0;
-                    do {
-                        append(ring.wrId(b), ring.opcode(b), ring.flags(b), ring.localAddr(b), ring.length(b),
-                                ring.lkey(b), ring.remoteAddr(b), ring.rkey(b), ring.imm(b), ring.peer(b));
-                        ring.consume(b);
-                        n++;
-                    } while (n < maxBatch && (b = ring.readyBase()) >= 0);
-                    int r = postList();
-                    doorbells.getAndAdd(1);
-                    combined.getAndAdd(n);
-                    if (r != 0) {
-                        rc = r;
-                    }
+                int r = drainRing(0);
+                int r2 = doorbell();
+                if (r != 0) {
+                    rc = r;
+                } else if (r2 != 0) {
+                    rc = r2;
                 }
             } finally {
-                ring.publishHead();
-                // Volatile store, then the volatile re-read of the ring in the loop condition.
-                FLAG.setVolatile(this, 0);
+                release();
             }
         }
         return rc;

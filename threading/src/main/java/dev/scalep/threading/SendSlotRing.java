@@ -81,6 +81,38 @@ final class SendSlotRing {
         return true;
     }
 
+    /**
+     * Claim {@code n} consecutive positions with one atomic add, for a caller that holds a credit
+     * for each: credits never exceed the capacity, so the slots are free (their previous occupant
+     * was consumed before its credit could come back). Returns the first position; fill each with
+     * {@link #put} and publish with {@link #publish}.
+     */
+    long claim(int n) {
+        return tail.getAndAdd(n);
+    }
+
+    /**
+     * Write the request at claimed position {@code pos} and publish it with a release store. The
+     * caller issues a full fence after its last publish and before it competes for the consumer
+     * role (the Dekker pairing with a consumer that releases the role, then re-reads the ring).
+     */
+    void put(long pos, long wrId, int opcode, int flags, long localAddr, int length, int lkey,
+             long remoteAddr, int rkey, int imm, int peer) {
+        int b = base(pos);
+        // The slot is free by the credit invariant; the acquire pairs with consume()'s release.
+        while ((long) LONGS.getAcquire(buf, b) != pos) {
+            Thread.onSpinWait(); // unreachable while the caller holds a credit per position
+        }
+        buf[b + 1] = wrId;
+        buf[b + 2] = localAddr;
+        buf[b + 3] = remoteAddr;
+        buf[b + 4] = ((long) opcode << 32) | (flags & 0xFFFF_FFFFL);
+        buf[b + 5] = ((long) length << 32) | (lkey & 0xFFFF_FFFFL);
+        buf[b + 6] = ((long) rkey << 32) | (imm & 0xFFFF_FFFFL);
+        buf[b + 7] = peer;
+        LONGS.setRelease(buf, b, pos + 1);
+    }
+
     /** Base index of the published slot at the head, or -1 (empty, or its producer is mid-write). Consumer only. */
     int readyBase() {
         long h = head;
@@ -96,6 +128,11 @@ final class SendSlotRing {
     boolean hasReady() {
         long h = publishedHead.get();
         return (long) LONGS.getVolatile(buf, base(h)) == h + 1;
+    }
+
+    /** Whether nothing is claimed beyond the head (no request queued or being written). Consumer only. */
+    boolean drained() {
+        return tail.get() == head;
     }
 
     /** Free the head slot read through {@link #readyBase()}. Consumer only. */
