@@ -74,10 +74,7 @@ public final class Charts {
         JFreeChart chart = ChartFactory.createXYLineChart("Message rate vs threads (" + rows.getFirst().get("device") + ", median)",
                 "sender threads", "million messages / s", data, PlotOrientation.VERTICAL, true, false, false);
         XYPlot plot = chart.getXYPlot();
-        LogAxis x = new LogAxis("sender threads");
-        x.setBase(2);
-        x.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
-        plot.setDomainAxis(x);
+        plot.setDomainAxis(log2Axis("sender threads"));
         style(chart, true);
         return chart;
     }
@@ -102,6 +99,10 @@ public final class Charts {
         renderer.setDefaultItemLabelGenerator(new StandardXYItemLabelGenerator("{0}"));
         renderer.setDefaultItemLabelsVisible(true);
         style(chart, false);
+        // room for the labels at both ends of each axis
+        chart.getXYPlot().getDomainAxis().setLowerMargin(0.12);
+        chart.getXYPlot().getDomainAxis().setUpperMargin(0.12);
+        chart.getXYPlot().getRangeAxis().setUpperMargin(0.08);
         return chart;
     }
 
@@ -115,10 +116,7 @@ public final class Charts {
         series.values().forEach(data::addSeries);
         JFreeChart chart = ChartFactory.createXYLineChart("x-way sharing of one resource (median)",
                 "ways (threads per instance)", "million messages / s", data, PlotOrientation.VERTICAL, true, false, false);
-        LogAxis x = new LogAxis("ways (threads per instance)");
-        x.setBase(2);
-        x.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
-        chart.getXYPlot().setDomainAxis(x);
+        chart.getXYPlot().setDomainAxis(log2Axis("ways (threads per instance)"));
         style(chart, true);
         return chart;
     }
@@ -140,6 +138,23 @@ public final class Charts {
         return chart;
     }
 
+    /** A base-2 logarithmic axis labelled with plain integers (1, 2, 4, 8, 16). */
+    private static LogAxis log2Axis(String label) {
+        LogAxis x = new LogAxis(label);
+        x.setBase(2);
+        x.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
+        x.setNumberFormatOverride(new java.text.DecimalFormat("0"));
+        x.setLowerMargin(0.05);
+        x.setUpperMargin(0.05);
+        return x;
+    }
+
+    /** Distinct colours that read on white (no pale yellow). */
+    private static final Color[] PALETTE = {
+            new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c), new Color(0xd62728),
+            new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2), new Color(0x7f7f7f),
+            new Color(0xbcbd22), new Color(0x17becf)};
+
     private static void style(JFreeChart chart, boolean lines) {
         chart.setBackgroundPaint(Color.WHITE);
         chart.getTitle().setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
@@ -151,6 +166,7 @@ public final class Charts {
         r.setDefaultShapesVisible(true);
         r.setDefaultLinesVisible(lines);
         for (int i = 0; i < plot.getDataset().getSeriesCount(); i++) {
+            r.setSeriesPaint(i, PALETTE[i % PALETTE.length]);
             r.setSeriesStroke(i, new BasicStroke(2f));
             r.setSeriesShapesVisible(i, true);
             r.setSeriesLinesVisible(i, lines);

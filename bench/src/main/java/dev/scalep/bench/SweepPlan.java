@@ -20,7 +20,7 @@ import java.util.Set;
  * Turns the sweep's options into the list of configurations to run. Invalid options are rejected
  * with {@link IllegalArgumentException} before anything runs.
  */
-public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerThread, long warmupMessages,
+public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerConfiguration,
                         List<String> notes) {
 
     /** The sharing level the sweep adds next to the six categories: MPI+threads with a combining shared QP. */
@@ -42,7 +42,7 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerTh
                 throw new IllegalArgumentException("--threads: " + t + " is out of range 1..1024");
             }
         }
-        long messages = r.messages() != null ? r.messages() : r.quick() ? 200_000 : 1_000_000;
+        long messages = r.messages() != null ? r.messages() : r.quick() ? 1_000_000 : 2_000_000;
         if (messages < 1 || messages > 1_000_000_000L) {
             throw new IllegalArgumentException("--messages: " + messages + " is out of range 1..1000000000");
         }
@@ -88,12 +88,12 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerTh
             for (EndpointClass c : eff.classes().values()) {
                 for (int t : threads) {
                     classPoints.add(new SweepPoint(r.device().name(), c.name(), c.sharing().toString(), t, c.postlist(),
-                            c.unsignaled(), c.queueDepth(), messages, c.inlineThreshold() >= SweepRunner.PAYLOAD,
+                            c.unsignaled(), c.queueDepth(), perThread(messages, t), c.inlineThreshold() >= SweepRunner.PAYLOAD,
                             bfDev && c.blueFlame() != dev.scalep.policies.BlueFlame.OFF, null, 1, "all", c));
                 }
             }
             notes.add("policy " + r.policy() + ": " + eff.classes().size() + " endpoint classes, up to " + maxThreadsP + " threads");
-            return new SweepPlan(List.copyOf(classPoints), repeats, messages, Math.max(1, messages / 2), List.copyOf(notes));
+            return new SweepPlan(List.copyOf(classPoints), repeats, messages, List.copyOf(notes));
         } else if (r.categories() != null) {
             for (String arg : r.categories()) {
                 for (String part : arg.split(";")) {
@@ -141,25 +141,29 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerTh
                     }
                     String sharing = xWay(axis, w, r.qpMode());
                     points.add(new SweepPoint(r.device().name(), axis + " " + w + "-way", SharingConfig.parse(sharing).toString(),
-                            t, r.postlist(), r.unsignaled(), r.depth(), messages, true, bf, axis, w, "all"));
+                            t, r.postlist(), r.unsignaled(), r.depth(), perThread(messages, t), true, bf, axis, w, "all"));
                 }
             }
         } else {
             for (Map.Entry<String, String> e : levels.entrySet()) {
                 for (int t : threads) {
                     points.add(new SweepPoint(r.device().name(), e.getKey(), e.getValue(), t, r.postlist(), r.unsignaled(),
-                            r.depth(), messages, true, bf, null, 1, "all"));
+                            r.depth(), perThread(messages, t), true, bf, null, 1, "all"));
                     for (String f : r.without()) {
                         String fl = f.toLowerCase(Locale.ROOT);
                         points.add(new SweepPoint(r.device().name(), e.getKey(), e.getValue(), t,
                                 fl.equals("postlist") ? 1 : r.postlist(), fl.equals("unsignaled") ? 1 : r.unsignaled(),
-                                r.depth(), messages, !fl.equals("inline"), bf && !fl.equals("blueflame"), null, 1, "w/o " + fl));
+                                r.depth(), perThread(messages, t), !fl.equals("inline"), bf && !fl.equals("blueflame"), null, 1, "w/o " + fl));
                     }
                 }
             }
         }
-        long warmup = Math.max(1, messages / 2);
-        return new SweepPlan(List.copyOf(points), repeats, messages, warmup, List.copyOf(notes));
+        return new SweepPlan(List.copyOf(points), repeats, messages, List.copyOf(notes));
+    }
+
+    /** Messages each of {@code threads} senders posts so that together they post {@code total}. */
+    static long perThread(long total, int threads) {
+        return Math.max(1, (total + threads - 1) / threads);
     }
 
     /**

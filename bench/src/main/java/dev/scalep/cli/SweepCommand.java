@@ -50,7 +50,8 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--policy", paramLabel = "FILE", description = "Sweep the endpoint classes of a policy file (or catalog:NAME) instead of categories.")
     String policy;
 
-    @Option(names = "--messages", paramLabel = "N", description = "Messages per thread per repeat (default 1000000; --quick 200000).")
+    @Option(names = "--messages", paramLabel = "N", description = "Messages per configuration and repeat, split evenly over "
+            + "the sender threads (default 2000000; --quick 1000000).")
     Long messages;
 
     @Option(names = "--postlist", paramLabel = "P", description = "p: work requests per doorbell (default ${DEFAULT-VALUE}).")
@@ -93,7 +94,7 @@ final class SweepCommand implements Callable<Integer> {
         SweepPlan plan = SweepPlan.build(new SweepPlan.Request(dev, threads, categories, policy, messages, postlist,
                 unsignaled, depth, without, share, ways, qpMode, repeat, quick));
         System.out.println("scalep sweep on " + dev.name() + ": " + plan.points().size() + " configurations x "
-                + plan.repeats() + " repeats (+1 warm-up each), " + plan.messagesPerThread() + " messages per thread, p="
+                + plan.repeats() + " repeats (+1 warm-up each), " + plan.messagesPerConfiguration() + " messages per configuration, p="
                 + postlist + " q=" + unsignaled + " d=" + depth);
         for (String n : plan.notes()) {
             System.out.println("  note: " + n);
@@ -117,7 +118,8 @@ final class SweepCommand implements Callable<Integer> {
         }
         for (SweepPoint p : warm.values()) {
             SweepRunner.run(dev, new SweepPoint(p.device(), "jvm warm-up", p.sharing(), maxThreads, p.postlist(),
-                    p.unsignaled(), p.depth(), Math.min(50_000, p.messages()), p.inline(), p.blueFlame(), p.shareAxis(),
+                    p.unsignaled(), p.depth(), Math.max(5_000, 400_000 / maxThreads),
+                    p.inline(), p.blueFlame(), p.shareAxis(),
                     p.ways(), p.variant()), 1, 0, m -> { });
         }
         System.out.println(" done");
@@ -127,7 +129,7 @@ final class SweepCommand implements Callable<Integer> {
                 if (pb != null) {
                     pb.setExtraMessage(p.label() + " x" + p.threads());
                 }
-                SweepRunner.run(dev, p, plan.repeats(), plan.warmupMessages(), m -> {
+                SweepRunner.run(dev, p, plan.repeats(), Math.max(1, p.messages() / 2), m -> {
                     all.add(m);
                     if (pb != null) {
                         pb.step();
@@ -151,8 +153,8 @@ final class SweepCommand implements Callable<Integer> {
         settings.put("postlist", postlist);
         settings.put("unsignaled", unsignaled);
         settings.put("depth", depth);
-        settings.put("messagesPerThread", plan.messagesPerThread());
-        settings.put("warmupMessagesPerThread", plan.warmupMessages());
+        settings.put("messagesPerConfiguration", plan.messagesPerConfiguration());
+        settings.put("warmupMessages", "half of a repeat's, per configuration");
         settings.put("repeats", plan.repeats());
         settings.put("payloadBytes", SweepRunner.PAYLOAD);
         settings.put("notes", plan.notes());
