@@ -85,7 +85,7 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "A run of about a minute on 2 cores: threads 1,2,4, fewer messages, 3 repeats.")
     boolean quick;
 
-    @Option(names = "--no-progress", description = "No progress bar (for logs).")
+    @Option(names = "--no-progress", description = "No progress bar (there is none anyway when the output is not a terminal).")
     boolean noProgress;
 
     @Override
@@ -99,12 +99,11 @@ final class SweepCommand implements Callable<Integer> {
         for (String n : plan.notes()) {
             System.out.println("  note: " + n);
         }
-        System.out.printf("%n%-30s %7s %6s %4s %4s %10s %8s %5s %5s %6s %6s %10s%n", "LEVEL", "VARIANT", "THREADS", "P", "Q",
-                "MMSG/S", "SECONDS", "QPS", "CQS", "UARPG", "UUARS", "MEMORY");
         List<Measurement> all = new ArrayList<>();
         long totalUnits = (long) plan.points().size() * plan.repeats();
         ProgressBarBuilder pbb = new ProgressBarBuilder().setTaskName("sweep").setInitialMax(totalUnits)
                 .setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(500).continuousUpdate()
+                .setMaxRenderedLength(100)
                 .setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err));
         // JIT warm-up before anything is timed: every distinct sharing level and variant runs once at the
         // largest thread count, so that the data path of each send path (exclusive, locked, combining)
@@ -123,7 +122,13 @@ final class SweepCommand implements Callable<Integer> {
                     p.ways(), p.variant()), 1, 0, m -> { });
         }
         System.out.println(" done");
-        ProgressBar pb = noProgress ? null : pbb.build();
+        System.out.printf("%n%-30s %7s %6s %4s %4s %10s %8s %5s %5s %6s %6s %10s%n", "LEVEL", "VARIANT", "THREADS", "P", "Q",
+                "MMSG/S", "SECONDS", "QPS", "CQS", "UARPG", "UUARS", "MEMORY");
+
+        // A progress bar only on a terminal: redirected to a file it would be a wall of redraws.
+        java.io.Console console = System.console();
+        boolean terminal = console != null && console.isTerminal();
+        ProgressBar pb = noProgress || !terminal ? null : pbb.build();
         try {
             for (SweepPoint p : plan.points()) {
                 if (pb != null) {
@@ -133,6 +138,8 @@ final class SweepCommand implements Callable<Integer> {
                     all.add(m);
                     if (pb != null) {
                         pb.step();
+                        System.err.print("\r\033[2K"); // clear the bar's line; it redraws below the row
+                        System.err.flush();
                     }
                     System.out.printf("%-30s %7s %6d %4d %4d %10.3f %8.3f %5d %5d %6d %6d %10s%n", trim(p.label(), 30),
                             p.variant(), p.threads(), p.postlist(), p.unsignaled(), m.mmsgPerSec(), m.seconds(),
