@@ -95,22 +95,7 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerCo
             notes.add("policy " + r.policy() + ": " + eff.classes().size() + " endpoint classes, up to " + maxThreadsP + " threads");
             return new SweepPlan(List.copyOf(classPoints), repeats, messages, List.copyOf(notes));
         } else if (r.categories() != null) {
-            for (String arg : r.categories()) {
-                for (String part : arg.split(";")) {
-                    String s = part.strip();
-                    if (s.isEmpty()) {
-                        continue;
-                    }
-                    if (s.contains("=")) {
-                        levels.put(s, SharingConfig.parse(s).toString());
-                    } else {
-                        for (String name : s.split(",")) {
-                            String n = name.strip();
-                            levels.put(n, SharingConfig.parse(n).toString());
-                        }
-                    }
-                }
-            }
+            Levels.parse(r.categories()).forEach((label, cfg) -> levels.put(label, cfg.toString()));
         } else {
             for (Category c : Category.values()) {
                 levels.put(c.spelling(), c.config().toString());

@@ -24,29 +24,7 @@ public final class KernelSupport {
      * the given order. Throws {@link IllegalArgumentException} naming a bad level.
      */
     public static Map<String, SharingConfig> levels(List<String> args) {
-        Map<String, SharingConfig> out = new LinkedHashMap<>();
-        for (String arg : args) {
-            for (String part : arg.split(";")) {
-                String s = part.strip();
-                if (s.isEmpty()) {
-                    continue;
-                }
-                if (s.contains("=")) {
-                    out.put(s, SharingConfig.parse(s));
-                } else {
-                    for (String name : s.split(",")) {
-                        String n = name.strip();
-                        if (!n.isEmpty()) {
-                            out.put(n, SharingConfig.parse(n));
-                        }
-                    }
-                }
-            }
-        }
-        if (out.isEmpty()) {
-            throw new IllegalArgumentException("no sharing level given");
-        }
-        return out;
+        return dev.scalep.bench.Levels.parse(args);
     }
 
     /** Fail on a post error other than back-pressure. */
