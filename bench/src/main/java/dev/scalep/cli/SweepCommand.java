@@ -121,6 +121,7 @@ final class SweepCommand implements Callable<Integer> {
                     p.inline(), p.blueFlame(), p.shareAxis(),
                     p.ways(), p.variant()), 1, 0, m -> { });
         }
+        awaitJitQuiet();
         System.out.println(" done");
         System.out.printf("%n%-30s %7s %6s %4s %4s %10s %8s %5s %5s %6s %6s %10s%n", "LEVEL", "VARIANT", "THREADS", "P", "Q",
                 "MMSG/S", "SECONDS", "QPS", "CQS", "UARPG", "UUARS", "MEMORY");
@@ -179,6 +180,28 @@ final class SweepCommand implements Callable<Integer> {
             System.out.println("wrote " + c);
         }
         return 0;
+    }
+
+    /**
+     * Wait (at most 10 s) until the JIT compilers have been idle for 300 ms: on a 2-core machine a
+     * compiler thread still working through the warm-up's queue would take a core from the first
+     * configuration measured.
+     */
+    static void awaitJitQuiet() throws InterruptedException {
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            Thread.sleep(1000);
+            return;
+        }
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        long last = jit.getTotalCompilationTime();
+        int quiet = 0;
+        while (quiet < 3 && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+            long now = jit.getTotalCompilationTime();
+            quiet = now == last ? quiet + 1 : 0;
+            last = now;
+        }
     }
 
     private static String trim(String s, int n) {
