@@ -31,6 +31,8 @@ import java.util.stream.Collectors;
 public final class SweepRunner {
     /** Payload bytes per message (the research used 2). */
     public static final int PAYLOAD = 2;
+    /** Untimed rounds before the timed repeats of each configuration. */
+    static final int WARM_ROUNDS = 2;
     private static final long TIMEOUT_NANOS = TimeUnit.MINUTES.toNanos(5);
 
     private SweepRunner() {
@@ -60,7 +62,7 @@ public final class SweepRunner {
     }
 
     /**
-     * Measure {@code repeats} timed runs of {@code p} after one warm-up of {@code warmup} messages
+     * Measure {@code repeats} timed runs of {@code p} after two warm-up runs of {@code warmup} messages
      * per thread. {@code each} receives every measurement as it is made.
      */
     public static List<Measurement> run(Device device, SweepPoint p, int repeats, long warmup,
@@ -75,7 +77,10 @@ public final class SweepRunner {
             String notes = sender.substitutions().stream().map(Substitution::toString).collect(Collectors.joining("; "));
             Endpoint[] eps = new Endpoint[p.threads()];
             // Warm-up and repeats run on the same threads, which keep their endpoints.
-            int rounds = repeats + (warmup > 0 ? 1 : 0);
+            // Two warm-up rounds: the end of the first (drain, flush) takes paths the loop never took and can
+            // send compiled code back to the interpreter; the second absorbs that recompilation.
+            int warmRounds = warmup > 0 ? WARM_ROUNDS : 0;
+            int rounds = repeats + warmRounds;
             // Each thread stamps its own start and end: the timed span is from the first thread's start
             // to the last thread's end, independent of when the coordinating thread gets scheduled.
             long[][] begin = new long[rounds][p.threads()];
@@ -94,7 +99,7 @@ public final class SweepRunner {
                         Completion c = new Completion();
                         for (int r = 0; r < rounds; r++) {
                             start.await();
-                            long n = (warmup > 0 && r == 0) ? warmup : p.messages();
+                            long n = r < warmRounds ? warmup : p.messages();
                             begin[r][idx] = System.nanoTime();
                             sendAll(ep, c, n, idx);
                             finish[r][idx] = System.nanoTime();
@@ -128,10 +133,10 @@ public final class SweepRunner {
                         last = Math.max(last, finish[r][t]);
                     }
                     long nanos = last - first;
-                    if (warmup > 0 && r == 0) {
+                    if (r < warmRounds) {
                         continue;
                     }
-                    int rep = warmup > 0 ? r : r + 1;
+                    int rep = r - warmRounds + 1;
                     Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes);
                     out.add(m);
                     each.accept(m);

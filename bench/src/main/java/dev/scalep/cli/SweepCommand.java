@@ -76,7 +76,7 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--qp-mode", paramLabel = "MODE", description = "How a shared QP serialises posts in --share qp: locked (the research) or combining (default ${DEFAULT-VALUE}).")
     String qpMode = "locked";
 
-    @Option(names = "--repeat", paramLabel = "N", description = "Timed repeats per configuration (default 5; --quick 3). A warm-up run precedes them.")
+    @Option(names = "--repeat", paramLabel = "N", description = "Timed repeats per configuration (default 5; --quick 3). Two untimed warm-up runs precede them.")
     Integer repeat;
 
     @Option(names = "--out", paramLabel = "DIR", description = "Output directory (default ${DEFAULT-VALUE}).")
@@ -94,7 +94,7 @@ final class SweepCommand implements Callable<Integer> {
         SweepPlan plan = SweepPlan.build(new SweepPlan.Request(dev, threads, categories, policy, messages, postlist,
                 unsignaled, depth, without, share, ways, qpMode, repeat, quick));
         System.out.println("scalep sweep on " + dev.name() + ": " + plan.points().size() + " configurations x "
-                + plan.repeats() + " repeats (+1 warm-up each), " + plan.messagesPerConfiguration() + " messages per configuration, p="
+                + plan.repeats() + " repeats (+2 warm-up runs each), " + plan.messagesPerConfiguration() + " messages per configuration, p="
                 + postlist + " q=" + unsignaled + " d=" + depth);
         for (String n : plan.notes()) {
             System.out.println("  note: " + n);
