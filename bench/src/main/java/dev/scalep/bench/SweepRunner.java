@@ -176,11 +176,21 @@ public final class SweepRunner {
         }
     }
 
+    /**
+     * Take every completion waiting; when there was none, give the core away once: with more sender
+     * threads than cores, a thread spinning on a full queue would otherwise keep the thread that
+     * holds the QP (or the combiner role) from running.
+     */
     private static void reap(Endpoint ep, Completion c) {
+        boolean any = false;
         while (ep.poll(c)) {
+            any = true;
             if (!c.ok()) {
                 throw new IllegalStateException("completion error: status " + c.status() + " for wr " + c.wrId());
             }
+        }
+        if (!any) {
+            Thread.yield();
         }
     }
 }
