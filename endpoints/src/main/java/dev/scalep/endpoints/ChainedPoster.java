@@ -1,17 +1,12 @@
 package dev.scalep.endpoints;
 
 import dev.scalep.threading.SendBatch;
+import dev.scalep.threading.SendCredits;
 import dev.scalep.threading.SendPath;
-import dev.scalep.threading.WrIds;
 import dev.scalep.verbs.AddressHandle;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.SendWorkRequests;
-
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The send path of a per-thread QP whose work requests come from a pre-initialised pool: one
@@ -29,28 +24,19 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * Allocation-free after construction.
  */
 final class ChainedPoster implements SendPath {
-    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
-
     private final QueuePair qp;
     private final int depth;
     private final int poolSize;
     private final int maxChain;
-    private final boolean rewrite;
     private final boolean connectionless;
     private final SendWorkRequests pool;
-    private final AtomicLong credits;
-    private final AtomicLongArray retiredBy;
-    private final AtomicLong rejected = new AtomicLong();
-    private final long[] userIds;
-    private final int mask;
+    private final SendCredits credits;
     private AddressHandle ah;
     private int remoteQpn;
     private int remoteQkey;
     /** Next record to stage into, and first staged record not yet posted (owner thread). */
     private int cursor;
     private int chainStart;
-    private long sqSeq;
-    private long retiredSeq;
     private long chains;
 
     ChainedPoster(QueuePair qp, int poolSize, int maxChain, int owners) {
@@ -61,14 +47,9 @@ final class ChainedPoster implements SendPath {
         this.depth = qp.attributes().maxSendWr();
         this.poolSize = poolSize;
         this.maxChain = Math.min(maxChain, depth);
-        this.rewrite = qp.pd().context().capabilities().inOrder();
         this.connectionless = qp.type().connectionless();
         this.pool = new SendWorkRequests(poolSize, 2).fill(poolSize);
-        this.credits = new AtomicLong(depth);
-        this.retiredBy = new AtomicLongArray(owners);
-        int cap = Integer.highestOneBit(Math.max(1, depth - 1)) << 1;
-        this.userIds = new long[rewrite ? cap : 1];
-        this.mask = cap - 1;
+        this.credits = new SendCredits(depth, owners, qp.pd().context().capabilities().inOrder());
     }
 
     /** Records staged and not yet posted. */
@@ -106,16 +87,11 @@ final class ChainedPoster implements SendPath {
      */
     int stage(long wrId, Opcode op, int flags, long headerAddr, int headerLength, long localAddr, int length, int lkey,
               long remoteAddr, int rkey, int imm) {
-        if (!takeCredit()) {
+        if (!credits.tryTake(1)) {
             return EAGAIN;
         }
         int i = cursor++;
-        long id = wrId;
-        if (rewrite) {
-            long seq = sqSeq++;
-            LONGS.setRelease(userIds, (int) (seq & mask), wrId);
-            id = seq;
-        }
+        long id = credits.sequence(wrId);
         SendWorkRequests w = pool;
         w.wrId(i, id).opcode(i, op).flags(i, flags);
         int sges = 0;
@@ -154,10 +130,8 @@ final class ChainedPoster implements SendPath {
     void discardStaged() {
         int n = cursor - chainStart;
         if (n > 0) {
-            if (rewrite) {
-                sqSeq -= n;
-            }
-            credits.addAndGet(n);
+            credits.unsequence(n);
+            credits.give(n);
             cursor = chainStart;
         }
     }
@@ -178,11 +152,9 @@ final class ChainedPoster implements SendPath {
             if (bad < 0 || bad > n) {
                 bad = 0;
             }
-            rejected.addAndGet(n - bad);
-            if (rewrite) {
-                sqSeq -= n - bad;
-            }
-            credits.addAndGet(n - bad);
+            credits.reject(n - bad);
+            credits.unsequence(n - bad);
+            credits.give(n - bad);
         }
         cursor = cursor == poolSize ? 0 : cursor;
         chainStart = cursor;
@@ -206,7 +178,7 @@ final class ChainedPoster implements SendPath {
 
     @Override
     public long freeSlots() {
-        return credits.get();
+        return credits.free();
     }
 
     /** Not used: the owning endpoint stages into the pool directly. */
@@ -230,39 +202,17 @@ final class ChainedPoster implements SendPath {
 
     @Override
     public long retire(long completedWrId) {
-        if (!rewrite) {
-            int owner = WrIds.owner(completedWrId);
-            if (owner < retiredBy.length()) {
-                retiredBy.getAndAdd(owner, 1);
-            }
-            credits.addAndGet(1);
-            return completedWrId;
-        }
-        long s = completedWrId;
-        long r = retiredSeq;
-        long mine = (long) LONGS.getAcquire(userIds, (int) (s & mask));
-        if (s < r) {
-            return mine;
-        }
-        for (long k = r; k <= s; k++) {
-            int owner = WrIds.owner((long) LONGS.getAcquire(userIds, (int) (k & mask)));
-            if (owner < retiredBy.length()) {
-                retiredBy.getAndAdd(owner, 1);
-            }
-        }
-        retiredSeq = s + 1;
-        credits.addAndGet(s + 1 - r);
-        return mine;
+        return credits.retire(completedWrId);
     }
 
     @Override
     public long retired(int owner) {
-        return retiredBy.get(owner);
+        return credits.retired(owner);
     }
 
     @Override
     public long rejected() {
-        return rejected.get();
+        return credits.rejected();
     }
 
     @Override
@@ -278,17 +228,5 @@ final class ChainedPoster implements SendPath {
     @Override
     public void close() {
         pool.close();
-    }
-
-    private boolean takeCredit() {
-        for (;;) {
-            long c = credits.get();
-            if (c <= 0) {
-                return false;
-            }
-            if (credits.compareAndSet(c, c - 1)) {
-                return true;
-            }
-        }
     }
 }

@@ -7,38 +7,24 @@ import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.SendWorkRequests;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-
 /**
- * Credits, id rewriting and postlist filling shared by the send paths. On an in-order device the
- * provider sees each request's send-queue sequence number as its {@code wr_id}; the caller's id is
- * kept in a table indexed by that sequence, so a completion tells exactly which requests it
- * retires, including unsignaled ones of other threads. Out of order (SRD) every request must be
- * signaled and retires only itself; ids pass through unchanged.
+ * Credits, id rewriting ({@link SendCredits}) and postlist filling shared by the send paths. On an
+ * in-order device the provider sees each request's send-queue sequence number as its {@code wr_id},
+ * so a completion tells exactly which requests it retires, including unsignaled ones of other
+ * threads. Out of order (SRD) every request must be signaled and retires only itself; ids pass
+ * through unchanged.
  */
 abstract class AbstractSendPath implements SendPath {
-    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
-
     protected final QueuePair qp;
     protected final int depth;
     protected final int maxBatch;
-    protected final boolean rewrite;
-    protected final PaddedAtomicLong credits;
+    protected final SendCredits credits;
     protected final SendWorkRequests list;
     private final PostFailureHandler onFailure;
-    private final PaddedLongArray retiredBy;
-    private final PaddedAtomicLong rejected = new PaddedAtomicLong();
-    private final long[] userIds;
-    private final int mask;
     private final boolean connectionless;
     private final long[] peerAh;
     private final int[] peerQpn;
     private final int[] peerQkey;
-    /** Next send-queue sequence; written only by the thread that holds the right to post. */
-    protected long sqSeq;
-    /** First sequence not yet retired; written only by the poll-role holder. */
-    private long retiredSeq;
 
     AbstractSendPath(QueuePair qp, int maxBatch, int owners, int peers, PostFailureHandler onFailure) {
         this.qp = qp;
@@ -50,14 +36,9 @@ abstract class AbstractSendPath implements SendPath {
         if (owners < 1 || owners > WrIds.MAX_OWNERS) {
             throw new IllegalArgumentException("owners must be in 1.." + WrIds.MAX_OWNERS + ": " + owners);
         }
-        this.rewrite = qp.pd().context().capabilities().inOrder();
-        this.credits = new PaddedAtomicLong(depth);
+        this.credits = new SendCredits(depth, owners, qp.pd().context().capabilities().inOrder());
         this.list = new SendWorkRequests(this.maxBatch, 1);
         this.onFailure = onFailure == null ? (id, errno) -> { } : onFailure;
-        this.retiredBy = new PaddedLongArray(owners);
-        int cap = Integer.highestOneBit(Math.max(1, depth - 1)) << 1;
-        this.userIds = new long[rewrite ? cap : 1];
-        this.mask = cap - 1;
         this.connectionless = qp.type().connectionless();
         this.peerAh = new long[Math.max(peers, 0)];
         this.peerQpn = new int[Math.max(peers, 0)];
@@ -81,17 +62,17 @@ abstract class AbstractSendPath implements SendPath {
 
     @Override
     public final long freeSlots() {
-        return credits.get();
+        return credits.free();
     }
 
     @Override
     public final long retired(int owner) {
-        return retiredBy.getAcquire(owner);
+        return credits.retired(owner);
     }
 
     @Override
     public final long rejected() {
-        return rejected.get();
+        return credits.rejected();
     }
 
     @Override
@@ -104,13 +85,7 @@ abstract class AbstractSendPath implements SendPath {
     /** Append one request to {@link #list}; the caller holds the right to post and has checked room. */
     protected final void append(long wrId, int opcode, int flags, long localAddr, int length, int lkey,
                                 long remoteAddr, int rkey, int imm, int peer) {
-        long id = wrId;
-        if (rewrite) {
-            long seq = sqSeq++;
-            // Release: pairs with the acquire in retire(); the provider's completion also orders it.
-            LONGS.setRelease(userIds, (int) (seq & mask), wrId);
-            id = seq;
-        }
+        long id = credits.sequence(wrId);
         Opcode op = Opcode.of(opcode);
         int i = list.add(id, op, flags);
         if (length > 0) {
@@ -162,16 +137,15 @@ abstract class AbstractSendPath implements SendPath {
             if (bad < 0 || bad > n) {
                 bad = 0;
             }
-            long firstSeq = sqSeq - n;
+            SendCredits c = credits;
+            long firstSeq = c.nextSequence() - n;
             for (int i = bad; i < n; i++) {
-                long id = rewrite ? (long) LONGS.getAcquire(userIds, (int) ((firstSeq + i) & mask)) : list.wrId(i);
-                rejected.getAndAdd(1);
+                long id = c.rewrite() ? c.userId(firstSeq + i) : list.wrId(i);
+                c.reject(1);
                 onFailure.rejected(id, rc);
             }
-            if (rewrite) {
-                sqSeq = firstSeq + bad;
-            }
-            credits.getAndAdd(n - bad);
+            c.unsequence(n - bad);
+            c.give(n - bad);
         }
         list.clear();
         return rc;
@@ -179,30 +153,7 @@ abstract class AbstractSendPath implements SendPath {
 
     @Override
     public final long retire(long completedWrId) {
-        if (!rewrite) {
-            int owner = WrIds.owner(completedWrId);
-            if (owner < retiredBy.length()) {
-                retiredBy.addOrdered(owner, 1);
-            }
-            credits.getAndAdd(1);
-            return completedWrId;
-        }
-        long s = completedWrId;
-        long r = retiredSeq;
-        long mine = (long) LONGS.getAcquire(userIds, (int) (s & mask));
-        if (s < r) {
-            return mine; // already retired by a later completion; no credit twice
-        }
-        for (long k = r; k <= s; k++) {
-            int owner = WrIds.owner((long) LONGS.getAcquire(userIds, (int) (k & mask)));
-            if (owner < retiredBy.length()) {
-                retiredBy.addOrdered(owner, 1);
-            }
-        }
-        retiredSeq = s + 1;
-        // Release the slots last: a credit lets a poster overwrite the table entries read above.
-        credits.getAndAdd(s + 1 - r);
-        return mine;
+        return credits.retire(completedWrId);
     }
 
     protected static int checkBatch(int n, int maxBatch) {

@@ -1,12 +1,8 @@
 package dev.scalep.bench.jmh;
 
 import dev.scalep.endpoints.Endpoint;
-import dev.scalep.endpoints.EndpointManager;
-import dev.scalep.endpoints.EndpointOptions;
-import dev.scalep.policies.SharingConfig;
 import dev.scalep.threading.Completion;
 import dev.scalep.threading.SendPath;
-import dev.scalep.verbs.Devices;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -38,55 +34,29 @@ public class EndpointPostPollBenchmark {
     @Param({"sim:mlx5"})
     public String device;
 
-    EndpointManager sender;
-    EndpointManager receiver;
-    /** Endpoints still held by JMH threads: JMH may run this state's teardown before another thread's {@link Sender} teardown. */
-    final java.util.concurrent.atomic.AtomicInteger held = new java.util.concurrent.atomic.AtomicInteger();
+    EndpointPair pair;
 
     @Setup(Level.Trial)
     public void open(BenchmarkParams params) {
-        EndpointOptions o = EndpointOptions.DEFAULTS.withFeatures(32, 64, 2);
-        int threads = params.getThreads();
-        sender = EndpointManager.open(Devices.byName(device), SharingConfig.parse(category), threads, o);
-        receiver = EndpointManager.open(Devices.byName(device), SharingConfig.parse(category), threads, o);
-        sender.connect(receiver);
+        pair = EndpointPair.open(device, category, params.getThreads());
     }
 
     @TearDown(Level.Trial)
     public void close() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (held.get() > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(1);
-        }
-        sender.close();
-        receiver.close();
+        pair.close();
     }
 
     /** One JMH thread's endpoint, acquired by that thread. */
     @State(Scope.Thread)
-    public static class Sender {
-        Endpoint ep;
-        final Completion c = new Completion();
-        long id;
-        int offset;
-
+    public static class Sender extends EndpointPair.Slot {
         @Setup(Level.Trial)
         public void acquire(EndpointPostPollBenchmark b) {
-            ep = b.sender.acquire();
-            b.held.incrementAndGet();
-            offset = (ep.index() & 7) * 2;
+            take(b.pair);
         }
 
         @TearDown(Level.Trial)
         public void release(EndpointPostPollBenchmark b) {
-            if (!ep.drain(TimeUnit.SECONDS.toNanos(30))) {
-                throw new IllegalStateException("endpoint " + ep.index() + " did not drain: " + ep.outstanding() + " outstanding");
-            }
-            try {
-                b.sender.release(ep);
-            } finally {
-                b.held.decrementAndGet();
-            }
+            giveBack(b.pair);
         }
     }
 

@@ -155,37 +155,11 @@ public final class Dgemm {
                 workers.add(th);
                 th.start();
             }
-            try {
-                start.await(60, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                for (Thread th : workers) {
-                    th.join(TimeUnit.SECONDS.toMillis(70));
-                }
-                Throwable f = failure.get();
-                throw new IllegalStateException("dgemm " + label + " failed to start: " + (f != null ? f : e), f != null ? f : e);
-            }
-            for (Thread th : workers) {
-                th.join(TimeUnit.MINUTES.toMillis(10));
-                if (th.isAlive()) {
-                    failure.compareAndSet(null, new IllegalStateException(th.getName() + " did not finish"));
-                }
-            }
-            Throwable f = failure.get();
-            if (f != null) {
-                throw new IllegalStateException("dgemm " + label + " x" + threads + " failed: " + f.getMessage(), f);
-            }
-            long end = 0;
+            double seconds = KernelSupport.runWorkers("dgemm", label, threads, start, workers, failure, began, done);
             long totalOps = 0;
             for (int t = 0; t < threads; t++) {
-                end = Math.max(end, done[t]);
                 totalOps += ops[t];
             }
-            long t0 = Long.MAX_VALUE;
-            for (long b : began) {
-                t0 = Math.min(t0, b);
-            }
-            // Each thread stamps its own start: the span is first start to last finish.
-            double seconds = Math.max(1e-9, (end - t0) / 1e9);
 
             // Assemble C from the server endpoints and compare with the local reference.
             double[] ref = reference(n);

@@ -8,7 +8,9 @@ import dev.scalep.threading.SendPath;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /** Shared plumbing of the application kernels: sharing-level lists, blocking post/await over an {@link Endpoint}. */
 public final class KernelSupport {
@@ -82,6 +84,45 @@ public final class KernelSupport {
             Thread.onSpinWait();
         }
         check(rc, what);
+    }
+
+    /**
+     * Release the started {@code workers} through {@code start} (the caller is its last party), wait
+     * for them and fail with the first recorded {@code failure}, naming {@code kernel} and
+     * {@code label}. Each worker stamps {@code began} after the barrier and {@code done} when it
+     * finishes; returns the span from first start to last finish in seconds.
+     */
+    static double runWorkers(String kernel, String label, int threads, CyclicBarrier start, List<Thread> workers,
+                             AtomicReference<Throwable> failure, long[] began, long[] done) throws InterruptedException {
+        try {
+            start.await(60, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            for (Thread th : workers) {
+                th.join(TimeUnit.SECONDS.toMillis(70));
+            }
+            Throwable f = failure.get();
+            throw new IllegalStateException(kernel + " " + label + " failed to start: " + (f != null ? f : e), f != null ? f : e);
+        }
+        for (Thread th : workers) {
+            th.join(TimeUnit.MINUTES.toMillis(10));
+            if (th.isAlive()) {
+                failure.compareAndSet(null, new IllegalStateException(th.getName() + " did not finish"));
+            }
+        }
+        Throwable f = failure.get();
+        if (f != null) {
+            throw new IllegalStateException(kernel + " " + label + " x" + threads + " failed: " + f.getMessage(), f);
+        }
+        long end = 0;
+        for (long d : done) {
+            end = Math.max(end, d);
+        }
+        long t0 = Long.MAX_VALUE;
+        for (long b : began) {
+            t0 = Math.min(t0, b);
+        }
+        // Each thread stamps its own start: the span is first start to last finish.
+        return Math.max(1e-9, (end - t0) / 1e9);
     }
 
     /** One category's outcome. {@code rate} is in {@code rateUnit}; {@code notes} lists substitutions. */

@@ -195,35 +195,7 @@ public final class Stencil {
                 workers.add(th);
                 th.start();
             }
-            try {
-                start.await(60, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                for (Thread th : workers) {
-                    th.join(TimeUnit.SECONDS.toMillis(70));
-                }
-                Throwable f = failure.get();
-                throw new IllegalStateException("stencil " + label + " failed to start: " + (f != null ? f : e), f != null ? f : e);
-            }
-            for (Thread th : workers) {
-                th.join(TimeUnit.MINUTES.toMillis(10));
-                if (th.isAlive()) {
-                    failure.compareAndSet(null, new IllegalStateException(th.getName() + " did not finish"));
-                }
-            }
-            Throwable f = failure.get();
-            if (f != null) {
-                throw new IllegalStateException("stencil " + label + " x" + threads + " failed: " + f.getMessage(), f);
-            }
-            long end = 0;
-            for (long d : done) {
-                end = Math.max(end, d);
-            }
-            long t0 = Long.MAX_VALUE;
-            for (long b : began) {
-                t0 = Math.min(t0, b);
-            }
-            // Each thread stamps its own start: the span is first start to last finish.
-            double seconds = Math.max(1e-9, (end - t0) / 1e9);
+            double seconds = KernelSupport.runWorkers("stencil", label, threads, start, workers, failure, began, done);
             double[] ref = sequential(rows, cols, iterations);
             long mismatches = 0;
             String firstBad = null;

@@ -1,0 +1,144 @@
+package dev.scalep.threading;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * Send-queue credits and exact retirement accounting for one QP. On an in-order device
+ * ({@code rewrite}) each posted request gets the next send-queue sequence number as its provider
+ * {@code wr_id} and the caller's id is kept in a table indexed by that sequence, so one signaled
+ * completion retires every earlier request, unsignaled ones of other owners included. Out of order
+ * (SRD) every request is signaled, retires only itself, and ids pass through unchanged.
+ *
+ * <p>Thread-safety: {@link #sequence}, {@link #unsequence} and {@link #nextSequence} are for the
+ * one thread that holds the right to post (plain sequence counter; table entries are written with
+ * release). {@link #retire} is for the poll-role holder, one thread at a time (the hand-off of that
+ * role orders successive holders); it reads the table with acquire and gives credits back only after
+ * reading the entries they free. {@link #tryTake}, {@link #give}, {@link #reject}, {@link #free},
+ * {@link #retired}, {@link #rejected} and {@link #userId} are safe from any thread. No allocation
+ * after construction.
+ */
+public final class SendCredits {
+    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+
+    private final boolean rewrite;
+    private final PaddedAtomicLong credits;
+    private final PaddedLongArray retiredBy;
+    private final PaddedAtomicLong rejected = new PaddedAtomicLong();
+    private final long[] userIds;
+    private final int mask;
+    /** Next send-queue sequence; written only by the thread that holds the right to post. */
+    private long sqSeq;
+    /** First sequence not yet retired; written only by the poll-role holder. */
+    private long retiredSeq;
+
+    /**
+     * {@code depth} credits; retirements counted for owners {@code 0..owners-1} ({@link WrIds#owner});
+     * {@code rewrite} when the device completes in order.
+     */
+    public SendCredits(int depth, int owners, boolean rewrite) {
+        this.rewrite = rewrite;
+        this.credits = new PaddedAtomicLong(depth);
+        this.retiredBy = new PaddedLongArray(owners);
+        int cap = Integer.highestOneBit(Math.max(1, depth - 1)) << 1;
+        this.userIds = new long[rewrite ? cap : 1];
+        this.mask = cap - 1;
+    }
+
+    /** Whether ids are rewritten to send-queue sequences (in-order device). */
+    public boolean rewrite() {
+        return rewrite;
+    }
+
+    /** Credits left (volatile read). */
+    public long free() {
+        return credits.get();
+    }
+
+    /** Take {@code n} credits, all or nothing. */
+    public boolean tryTake(long n) {
+        return credits.tryTake(n);
+    }
+
+    /** Give back {@code n} credits taken for requests that were never accepted by the provider. */
+    public void give(long n) {
+        credits.getAndAdd(n);
+    }
+
+    /** Count {@code n} requests refused by the provider. */
+    public void reject(long n) {
+        rejected.getAndAdd(n);
+    }
+
+    /** Requests refused by the provider so far. */
+    public long rejected() {
+        return rejected.get();
+    }
+
+    /**
+     * The {@code wr_id} to give the provider for a request the caller staged as {@code wrId}: the
+     * next sequence (recorded against {@code wrId}) when rewriting, else {@code wrId}. Poster only.
+     */
+    public long sequence(long wrId) {
+        if (!rewrite) {
+            return wrId;
+        }
+        long seq = sqSeq++;
+        // Release: pairs with the acquire in retire(); the provider's completion also orders it.
+        LONGS.setRelease(userIds, (int) (seq & mask), wrId);
+        return seq;
+    }
+
+    /** Take back the last {@code n} sequences handed out (their requests were not posted). Poster only. */
+    public void unsequence(long n) {
+        if (rewrite) {
+            sqSeq -= n;
+        }
+    }
+
+    /** The next sequence {@link #sequence} would hand out. Poster only. */
+    public long nextSequence() {
+        return sqSeq;
+    }
+
+    /** The caller's id recorded for sequence {@code seq} (acquire read; meaningful only when rewriting). */
+    public long userId(long seq) {
+        return (long) LONGS.getAcquire(userIds, (int) (seq & mask));
+    }
+
+    /**
+     * Account a send completion: returns the caller's id for the provider's {@code completedWrId},
+     * counts every request it retires to its owner and gives their credits back. Poll-role holder only.
+     */
+    public long retire(long completedWrId) {
+        if (!rewrite) {
+            int owner = WrIds.owner(completedWrId);
+            if (owner < retiredBy.length()) {
+                retiredBy.addOrdered(owner, 1);
+            }
+            credits.getAndAdd(1);
+            return completedWrId;
+        }
+        long s = completedWrId;
+        long r = retiredSeq;
+        long mine = (long) LONGS.getAcquire(userIds, (int) (s & mask));
+        if (s < r) {
+            return mine; // already retired by a later completion; no credit twice
+        }
+        for (long k = r; k <= s; k++) {
+            int owner = WrIds.owner((long) LONGS.getAcquire(userIds, (int) (k & mask)));
+            if (owner < retiredBy.length()) {
+                retiredBy.addOrdered(owner, 1);
+            }
+        }
+        retiredSeq = s + 1;
+        // Release the slots last: a credit lets a poster overwrite the table entries read above.
+        credits.getAndAdd(s + 1 - r);
+        return mine;
+    }
+
+    /** Requests of {@code owner} retired so far (acquire read; any thread). */
+    public long retired(int owner) {
+        return retiredBy.getAcquire(owner);
+    }
+}
