@@ -28,7 +28,7 @@ class ResourcesCommandTest {
     @CsvSource({
             // category,       contexts, qps, cqs, tds, uarPages, uuars, uuarsInUse
             "mpi-everywhere,   16,       16,  16,  0,   128,      256,   16",
-            "2x-dynamic,       1,        16,  16,  32,  24,       48,    16",
+            "2x-dynamic,       1,        32,  32,  32,  24,       48,    32",
             "dynamic,          1,        16,  16,  16,  24,       32,    16",
             "shared-dynamic,   1,        16,  16,  16,  16,       32,    16",
             "static,           1,        16,  16,  0,   8,        16,    15",

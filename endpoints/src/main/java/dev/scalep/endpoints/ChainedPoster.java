@@ -206,6 +206,11 @@ final class ChainedPoster implements SendPath {
     }
 
     @Override
+    public long idOf(long completedWrId) {
+        return credits.idOf(completedWrId);
+    }
+
+    @Override
     public long retired(int owner) {
         return credits.retired(owner);
     }

@@ -44,8 +44,10 @@ import java.util.Map;
  * {@code t} instance {@code t / k}; nesting (PD in CTX, MR/QP/SRQ in PD, CQ in CTX) is guaranteed by
  * {@link SharingConfig}. TDs are allocated per QP, in QP order, {@link TdMode#tdsPerThread()} each:
  * {@code dedicated-2x} allocates two default TDs per QP and binds the QP to the first (even) one, so
- * each QP has a UAR page to itself; the odd TD only claims the page's second uUAR (the research also
- * created a QP on it, never used; this manager does not). Initiation: a per-thread QP gets an
+ * each QP has a UAR page to itself. As in the research, the odd TD also gets a QP (with its own CQ,
+ * through its own parent domain) that no thread uses: 2N TD-assigned QPs, threads on the even ones.
+ * These partner QPs stay in RESET and carry no traffic; they are in the resource report because
+ * the category really allocates them. Initiation: a per-thread QP gets an
  * {@link ExclusivePoster}; a shared QP a {@link LockedPoster} or {@link CombiningPoster}.
  * Completion: every CQ is drained by a {@link CompletionRouter} into per-owner rings.
  *
@@ -94,6 +96,9 @@ public final class EndpointManager implements AutoCloseable {
     final List<ThreadDomain> tds = new ArrayList<>();
     final List<ProtectionDomain> parents = new ArrayList<>();
     final List<QueuePair> qps = new ArrayList<>();
+    /** The unused partner QPs of {@code dedicated-2x} (on the odd TDs), with their CQs. */
+    final List<QueuePair> partnerQps = new ArrayList<>();
+    final List<CompletionQueue> partnerCqs = new ArrayList<>();
     final List<CompletionQueue> cqs = new ArrayList<>();
     final List<SharedReceiveQueue> srqs = new ArrayList<>();
     final List<SendPath> paths = new ArrayList<>();
@@ -303,11 +308,21 @@ public final class EndpointManager implements AutoCloseable {
             ProtectionDomain pd = pds.get(first / pdPer);
             ProtectionDomain via = pd;
             for (int k = 0; k < td.tdsPerThread(); k++) {
-                ThreadDomain d = contexts.get(first / ctxPer).allocTd(td.tdSharing());
+                Context ctx = contexts.get(first / ctxPer);
+                ThreadDomain d = ctx.allocTd(td.tdSharing());
                 tds.add(d);
                 if (k == 0) {
                     via = pd.parentDomain(d);
                     parents.add(via);
+                } else {
+                    // 2x-dynamic: the odd TD's QP, created as the research did and never used.
+                    ProtectionDomain partner = pd.parentDomain(d);
+                    parents.add(partner);
+                    CompletionQueue pcq = ctx.createCq(CqOptions.of(o.sendDepth() + o.recvDepth())
+                            .withExtended(device.capabilities().extendedCqOnly()));
+                    partnerCqs.add(pcq);
+                    partnerQps.add(partner.createQp(new QpInitAttr(qpType, pcq, pcq, null, o.sendDepth(), o.recvDepth(),
+                            1, 1, 0, false)));
                 }
             }
             CompletionQueue cq = cqs.get(first / cqPer);
@@ -549,11 +564,13 @@ public final class EndpointManager implements AutoCloseable {
         for (CompletionRouter r : routers) {
             r.close();
         }
-        for (QueuePair qp : qps) {
-            try {
-                qp.close();
-            } catch (RuntimeException e) {
-                if (first == null) first = e;
+        for (List<QueuePair> list : List.of(qps, partnerQps)) {
+            for (QueuePair qp : list) {
+                try {
+                    qp.close();
+                } catch (RuntimeException e) {
+                    if (first == null) first = e;
+                }
             }
         }
         for (Context c : contexts) {

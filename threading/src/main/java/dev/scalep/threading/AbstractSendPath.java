@@ -156,6 +156,11 @@ abstract class AbstractSendPath implements SendPath {
         return credits.retire(completedWrId);
     }
 
+    @Override
+    public final long idOf(long completedWrId) {
+        return credits.idOf(completedWrId);
+    }
+
     protected static int checkBatch(int n, int maxBatch) {
         return n > maxBatch ? Errno.EINVAL : 0;
     }

@@ -61,6 +61,9 @@ public final class CompletionRouter implements AutoCloseable {
     private boolean pending;
     private int pendingOwner;
     private long pWrId;
+    /** The send path the pending completion retires through once delivered (null for receives), and its provider id. */
+    private SendPath pPath;
+    private long pProviderWrId;
     private int pStatus, pOpcode, pLen, pImm, pQp, pFlags;
     private int lastError;
 
@@ -145,6 +148,10 @@ public final class CompletionRouter implements AutoCloseable {
                 return 0;
             }
             pending = false;
+            if (pPath != null) {
+                pPath.retire(pProviderWrId);
+                pPath = null;
+            }
             n++;
         }
         if (batchNext == batchCount) {
@@ -164,13 +171,17 @@ public final class CompletionRouter implements AutoCloseable {
                 unrouted.getAndAdd(1);
                 continue;
             }
-            long wrId = batch.wrId(i);
-            boolean recv = WrIds.isRecv(wrId);
-            if (!recv && r.path != null) {
-                wrId = r.path.retire(wrId);
-            }
+            long providerWrId = batch.wrId(i);
+            boolean recv = WrIds.isRecv(providerWrId);
+            SendPath retireVia = recv ? null : r.path;
+            // Deliver first, retire after: an owner that sees its requests retired (retired(owner)) then
+            // finds every completion of theirs already in its ring.
+            long wrId = retireVia != null ? retireVia.idOf(providerWrId) : providerWrId;
             int owner = r.owner >= 0 ? r.owner : WrIds.owner(wrId);
             if (owner >= rings.length) {
+                if (retireVia != null) {
+                    retireVia.retire(providerWrId);
+                }
                 unrouted.getAndAdd(1);
                 continue;
             }
@@ -190,7 +201,12 @@ public final class CompletionRouter implements AutoCloseable {
                 pImm = imm;
                 pQp = qpn;
                 pFlags = flags;
+                pPath = retireVia;
+                pProviderWrId = providerWrId;
                 break;
+            }
+            if (retireVia != null) {
+                retireVia.retire(providerWrId);
             }
             n++;
         }

@@ -106,6 +106,11 @@ public final class SendCredits {
         return (long) LONGS.getAcquire(userIds, (int) (seq & mask));
     }
 
+    /** The caller's id for the provider's {@code completedWrId} (a sequence when ids are rewritten). */
+    public long idOf(long completedWrId) {
+        return rewrite ? userId(completedWrId) : completedWrId;
+    }
+
     /**
      * Account a send completion: returns the caller's id for the provider's {@code completedWrId},
      * counts every request it retires to its owner and gives their credits back. Poll-role holder only.

@@ -50,6 +50,12 @@ public interface SendPath extends AutoCloseable {
      */
     long retire(long completedWrId);
 
+    /**
+     * The id the caller staged for the provider's {@code completedWrId}, without retiring anything
+     * (the poll-role holder reads it to deliver the completion before it calls {@link #retire}).
+     */
+    long idOf(long completedWrId);
+
     /** Requests of {@code owner} ({@link WrIds#owner}) retired so far (acquire read; any thread). */
     long retired(int owner);
 
