@@ -4,15 +4,13 @@ import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
 
-import java.util.concurrent.locks.ReentrantLock;
-
 /**
  * The reference send path of a QP shared by several threads, as MPI+threads implements it today:
  * one lock held around filling the postlist and ringing the doorbell, plus an atomic on the free
- * queue depth. Thread-safe. Contention serialises the threads (compare {@link CombiningPoster}).
+ * queue depth. The lock is a {@link SpinYieldLock}, so waiting allocates nothing. Thread-safe. Contention serialises the threads (compare {@link CombiningPoster}).
  */
 public final class LockedPoster extends AbstractSendPath {
-    private final ReentrantLock lock = new ReentrantLock();
+    private final SpinYieldLock lock = new SpinYieldLock();
 
     public LockedPoster(QueuePair qp, int maxBatch, int owners, int peers, PostFailureHandler onFailure) {
         super(qp, maxBatch, owners, peers, onFailure);
