@@ -161,8 +161,20 @@ abstract class AbstractSendPath implements SendPath {
         return credits.idOf(completedWrId);
     }
 
-    protected static int checkBatch(int n, int maxBatch) {
-        return n > maxBatch ? Errno.EINVAL : 0;
+    /** {@link #batchCheck}: the batch may go ahead (take credits next). */
+    protected static final int ADMIT = Integer.MIN_VALUE;
+
+    /** EINVAL for a batch above {@link #maxBatch}, 0 for an empty one (nothing to do), else {@link #ADMIT}. */
+    protected final int batchCheck(int n) {
+        return n > maxBatch ? Errno.EINVAL : n == 0 ? 0 : ADMIT;
+    }
+
+    /** Append the first {@code n} requests of {@code b} to {@link #list}. Holder of the right to post only. */
+    protected final void appendAll(SendBatch b, int n) {
+        for (int i = 0; i < n; i++) {
+            append(b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i],
+                    b.remoteAddr[i], b.rkey[i], b.imm[i], b.peer[i]);
+        }
     }
 
     @Override

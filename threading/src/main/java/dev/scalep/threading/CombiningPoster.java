@@ -1,6 +1,5 @@
 package dev.scalep.threading;
 
-import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
 
@@ -54,11 +53,9 @@ public final class CombiningPoster extends AbstractSendPath {
     @Override
     public int post(SendBatch b) {
         int n = b.count();
-        if (n > maxBatch) {
-            return Errno.EINVAL;
-        }
-        if (n == 0) {
-            return 0;
+        int check = batchCheck(n);
+        if (check != ADMIT) {
+            return check;
         }
         if (!credits.tryTake(n)) {
             return full();
@@ -69,10 +66,7 @@ public final class CombiningPoster extends AbstractSendPath {
             try {
                 rc = drainRing(n);
                 if (ring.drained()) {
-                    for (int i = 0; i < n; i++) {
-                        append(b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i],
-                                b.remoteAddr[i], b.rkey[i], b.imm[i], b.peer[i]);
-                    }
+                    appendAll(b, n);
                 } else {
                     // A slot ahead is still being written (perhaps behind requests of ours): queue
                     // behind it, so each thread's requests keep their order.

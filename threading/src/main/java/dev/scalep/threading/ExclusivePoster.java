@@ -1,6 +1,5 @@
 package dev.scalep.threading;
 
-import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
 
@@ -18,19 +17,14 @@ public final class ExclusivePoster extends AbstractSendPath {
     @Override
     public int post(SendBatch b) {
         int n = b.count();
-        if (n > maxBatch) {
-            return Errno.EINVAL;
-        }
-        if (n == 0) {
-            return 0;
+        int check = batchCheck(n);
+        if (check != ADMIT) {
+            return check;
         }
         if (!credits.tryTake(n)) {
             return EAGAIN;
         }
-        for (int i = 0; i < n; i++) {
-            append(b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i],
-                    b.remoteAddr[i], b.rkey[i], b.imm[i], b.peer[i]);
-        }
+        appendAll(b, n);
         return postList();
     }
 
