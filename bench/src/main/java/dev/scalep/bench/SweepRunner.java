@@ -67,8 +67,39 @@ public final class SweepRunner {
      */
     public static List<Measurement> run(Device device, SweepPoint p, int repeats, long warmup,
                                         java.util.function.Consumer<Measurement> each) throws InterruptedException {
+        return run(device, p, Workload.DEFAULT, repeats, warmup, each);
+    }
+
+    /**
+     * The options of {@link #options(SweepPoint, dev.scalep.verbs.DeviceCapabilities)} for the messages of
+     * {@code w}: regions big enough for eight messages side by side (at least the default 4 KiB), and a
+     * flag-driven point's inline threshold raised to the payload size where the device can inline it.
+     */
+    static EndpointOptions options(SweepPoint p, dev.scalep.verbs.DeviceCapabilities caps, Workload w) {
+        EndpointOptions o = options(p, caps);
+        if (p.policyClass() == null && p.inline() && w.inlinable(caps) && w.size() > o.inlineThreshold()) {
+            o = o.withFeatures(o.postlist(), o.signalEvery(), w.size());
+        }
+        long need = 8L * w.size();
+        return need <= o.bufferBytes() ? o : o.withBuffers((int) need, o.recvSlotBytes());
+    }
+
+    /**
+     * The resources the sender side of {@code p} allocates, without timing anything: the endpoints
+     * are built, counted and closed.
+     */
+    public static ResourceUsage resources(Device device, SweepPoint p, Workload w) {
+        try (EndpointManager sender = EndpointManager.open(device, SharingConfig.parse(p.sharing()), p.threads(),
+                options(p, device.capabilities(), w))) {
+            return sender.resources();
+        }
+    }
+
+    /** {@link #run(Device, SweepPoint, int, long, java.util.function.Consumer)} posting the messages of {@code w}. */
+    public static List<Measurement> run(Device device, SweepPoint p, Workload w, int repeats, long warmup,
+                                        java.util.function.Consumer<Measurement> each) throws InterruptedException {
         SharingConfig cfg = SharingConfig.parse(p.sharing());
-        EndpointOptions opts = options(p, device.capabilities());
+        EndpointOptions opts = options(p, device.capabilities(), w);
         List<Measurement> out = new ArrayList<>();
         try (EndpointManager sender = EndpointManager.open(device, cfg, p.threads(), opts);
              EndpointManager receiver = EndpointManager.open(device, cfg, p.threads(), opts)) {
@@ -101,7 +132,7 @@ public final class SweepRunner {
                             start.await();
                             long n = r < warmRounds ? warmup : p.messages();
                             begin[r][idx] = System.nanoTime();
-                            sendAll(ep, c, n, idx);
+                            sendAll(ep, c, n, idx, w);
                             finish[r][idx] = System.nanoTime();
                             end.await();
                         }
@@ -158,12 +189,14 @@ public final class SweepRunner {
         return out;
     }
 
-    /** One thread's loop: post n writes, poll when the queue is full, then wait for every completion. */
-    private static void sendAll(Endpoint ep, Completion c, long n, int thread) {
-        int offset = (thread & 7) * PAYLOAD; // distinct bytes per thread within the endpoint's own buffer
+    /** One thread's loop: post n messages, poll when the queue is full, then wait for every completion. */
+    private static void sendAll(Endpoint ep, Completion c, long n, int thread, Workload w) {
+        int size = w.size();
+        int offset = (thread & 7) * size; // distinct bytes per thread within the endpoint's own buffer
+        boolean read = w.op() == Workload.Op.READ;
         for (long i = 0; i < n; i++) {
             int rc;
-            while ((rc = ep.write(i, offset, PAYLOAD, offset)) == SendPath.EAGAIN) {
+            while ((rc = read ? ep.read(i, offset, size, offset) : ep.write(i, offset, size, offset)) == SendPath.EAGAIN) {
                 reap(ep, c);
             }
             if (rc != 0) {

@@ -6,6 +6,8 @@ import dev.scalep.bench.ResultsWriter;
 import dev.scalep.bench.SweepPlan;
 import dev.scalep.bench.SweepPoint;
 import dev.scalep.bench.SweepRunner;
+import dev.scalep.bench.Warmup;
+import dev.scalep.bench.Workload;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import me.tongfei.progressbar.ProgressBar;
@@ -63,6 +65,12 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--depth", paramLabel = "D", description = "d: send queue depth; c = d/q completions are polled at a time (default ${DEFAULT-VALUE}).")
     int depth = 256;
 
+    @Option(names = "--op", paramLabel = "OP", description = "What the senders post: write (default) or read.")
+    String op = "write";
+
+    @Option(names = "--size", paramLabel = "BYTES", description = "Payload bytes per message (default ${DEFAULT-VALUE}, the research's size).")
+    int size = SweepRunner.PAYLOAD;
+
     @Option(names = "--without", paramLabel = "FEATURE",
             description = "Also run 'all w/o FEATURE' (postlist, unsignaled, inline, blueflame); repeatable.")
     List<String> without = new ArrayList<>();
@@ -91,6 +99,8 @@ final class SweepCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Device dev = Devices.byName(device);
+        Workload workload = new Workload(Workload.Op.parse("--op", op), size);
+        workload.check(dev.name(), dev.capabilities());
         SweepPlan plan = SweepPlan.build(new SweepPlan.Request(dev, threads, categories, policy, messages, postlist,
                 unsignaled, depth, without, share, ways, qpMode, repeat, quick));
         System.out.println("scalep sweep on " + dev.name() + ": " + plan.points().size() + " configurations x "
@@ -105,23 +115,9 @@ final class SweepCommand implements Callable<Integer> {
                 .setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(500).continuousUpdate()
                 .setMaxRenderedLength(100)
                 .setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err));
-        // JIT warm-up before anything is timed: every distinct sharing level and variant runs once at the
-        // largest thread count, so that the data path of each send path (exclusive, locked, combining)
-        // is compiled before the first measurement (each configuration also gets its own warm-up run).
         System.out.print("warming up the JIT ...");
         System.out.flush();
-        java.util.Map<String, SweepPoint> warm = new java.util.LinkedHashMap<>();
-        int maxThreads = plan.points().stream().mapToInt(SweepPoint::threads).max().orElse(1);
-        for (SweepPoint p : plan.points()) {
-            warm.putIfAbsent(p.sharing() + "|" + p.variant(), p);
-        }
-        for (SweepPoint p : warm.values()) {
-            SweepRunner.run(dev, new SweepPoint(p.device(), "jvm warm-up", p.sharing(), maxThreads, p.postlist(),
-                    p.unsignaled(), p.depth(), Math.max(5_000, 400_000 / maxThreads),
-                    p.inline(), p.blueFlame(), p.shareAxis(),
-                    p.ways(), p.variant()), 1, 0, m -> { });
-        }
-        awaitJitQuiet();
+        Warmup.run(dev, plan.points(), workload);
         System.out.println(" done");
         System.out.printf("%n%-30s %7s %6s %4s %4s %10s %8s %5s %5s %6s %6s %10s%n", "LEVEL", "VARIANT", "THREADS", "P", "Q",
                 "MMSG/S", "SECONDS", "QPS", "CQS", "UARPG", "UUARS", "MEMORY");
@@ -135,7 +131,7 @@ final class SweepCommand implements Callable<Integer> {
                 if (pb != null) {
                     pb.setExtraMessage(p.label() + " x" + p.threads());
                 }
-                SweepRunner.run(dev, p, plan.repeats(), Math.max(1, p.messages() / 2), m -> {
+                SweepRunner.run(dev, p, workload, plan.repeats(), Math.max(1, p.messages() / 2), m -> {
                     all.add(m);
                     if (pb != null) {
                         pb.step();
@@ -164,7 +160,8 @@ final class SweepCommand implements Callable<Integer> {
         settings.put("messagesPerConfiguration", plan.messagesPerConfiguration());
         settings.put("warmupMessages", "half of a repeat's, per configuration");
         settings.put("repeats", plan.repeats());
-        settings.put("payloadBytes", SweepRunner.PAYLOAD);
+        settings.put("payloadBytes", workload.size());
+        settings.put("op", workload.op().spelling());
         settings.put("notes", plan.notes());
         ResultsWriter.write(out, all, settings);
         List<Path> charts = Charts.write(out, all);
@@ -180,28 +177,6 @@ final class SweepCommand implements Callable<Integer> {
             System.out.println("wrote " + c);
         }
         return 0;
-    }
-
-    /**
-     * Wait (at most 10 s) until the JIT compilers have been idle for 300 ms: on a 2-core machine a
-     * compiler thread still working through the warm-up's queue would take a core from the first
-     * configuration measured.
-     */
-    static void awaitJitQuiet() throws InterruptedException {
-        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
-            Thread.sleep(1000);
-            return;
-        }
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        long last = jit.getTotalCompilationTime();
-        int quiet = 0;
-        while (quiet < 3 && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-            long now = jit.getTotalCompilationTime();
-            quiet = now == last ? quiet + 1 : 0;
-            last = now;
-        }
     }
 
     private static String trim(String s, int n) {

@@ -1,0 +1,65 @@
+package dev.scalep.bench;
+
+import dev.scalep.verbs.DeviceCapabilities;
+
+import java.util.Locale;
+
+/**
+ * What the sender threads of the message-rate benchmark post: the operation and the payload size.
+ * The research's benchmark is {@link #DEFAULT}: 2-byte RDMA writes.
+ *
+ * @param op   RDMA write or RDMA read (the peer's send buffer into this endpoint's read buffer)
+ * @param size payload bytes per message
+ */
+public record Workload(Op op, int size) {
+    /** Largest payload the benchmark posts (the endpoints' regions grow to fit it). */
+    public static final int MAX_SIZE = 1 << 20;
+    /** 2-byte RDMA writes, as the research measured. */
+    public static final Workload DEFAULT = new Workload(Op.WRITE, SweepRunner.PAYLOAD);
+
+    /** The operations the benchmark can post. */
+    public enum Op {
+        WRITE, READ;
+
+        public String spelling() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        /** {@code write} or {@code read}; anything else is an {@link IllegalArgumentException} naming the option. */
+        public static Op parse(String option, String s) {
+            for (Op o : values()) {
+                if (o.spelling().equalsIgnoreCase(s.strip())) {
+                    return o;
+                }
+            }
+            throw new IllegalArgumentException(option + ": '" + s + "' is not write or read");
+        }
+    }
+
+    public Workload {
+        if (op == null) {
+            throw new IllegalArgumentException("workload needs an operation");
+        }
+        if (size < 1 || size > MAX_SIZE) {
+            throw new IllegalArgumentException("--size: " + size + " is out of range 1.." + MAX_SIZE);
+        }
+    }
+
+    /** Refuse a workload the device cannot post (one line naming the device). */
+    public void check(String device, DeviceCapabilities caps) {
+        boolean ok = op == Op.WRITE ? caps.rdmaWrite() : caps.rdmaRead();
+        if (!ok) {
+            throw new IllegalArgumentException("--op " + op.spelling() + ": " + device + " has no RDMA " + op.spelling());
+        }
+    }
+
+    /** Whether payloads of this workload can be inlined at all (reads never are). */
+    public boolean inlinable(DeviceCapabilities caps) {
+        return op == Op.WRITE && size <= caps.maxInline();
+    }
+
+    /** "2-byte RDMA write". */
+    public String describe() {
+        return size + "-byte RDMA " + op.spelling();
+    }
+}
