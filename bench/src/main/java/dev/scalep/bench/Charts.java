@@ -91,6 +91,8 @@ public final class Charts {
         boolean uars = rows.stream().anyMatch(r -> num(r, "uarPages") > 0);
         XYSeriesCollection data = new XYSeriesCollection();
         series.values().forEach(data::addSeries);
+        XYSeries pareto = paretoSeries(rows, maxThreads, uars);
+        data.addSeries(pareto);
         JFreeChart chart = ChartFactory.createScatterPlot(
                 "Message rate vs hardware resources, " + (int) maxThreads + " threads (the tradeoff)",
                 uars ? "UAR pages allocated (fewer is better)" : "software memory, KiB (less is better)",
@@ -99,11 +101,31 @@ public final class Charts {
         renderer.setDefaultItemLabelGenerator(new StandardXYItemLabelGenerator("{0}"));
         renderer.setDefaultItemLabelsVisible(true);
         style(chart, false);
+        // the frontier: a dashed line through the points no other point beats on both axes, unlabelled
+        int f = data.getSeriesCount() - 1;
+        renderer.setSeriesLinesVisible(f, true);
+        renderer.setSeriesShapesVisible(f, false);
+        renderer.setSeriesItemLabelsVisible(f, false);
+        renderer.setSeriesPaint(f, Color.DARK_GRAY);
+        renderer.setSeriesStroke(f, new BasicStroke(1.5f, BasicStroke.CAP_ROUND, BasicStroke.JOIN_ROUND, 1f,
+                new float[]{6f, 4f}, 0f));
         // room for the labels at both ends of each axis
         chart.getXYPlot().getDomainAxis().setLowerMargin(0.12);
         chart.getXYPlot().getDomainAxis().setUpperMargin(0.12);
         chart.getXYPlot().getRangeAxis().setUpperMargin(0.08);
         return chart;
+    }
+
+    /** The frontier at {@code threads} on the chart's axes ({@link Frontier}), as a series sorted by resources. */
+    private static XYSeries paretoSeries(List<Map<String, Object>> rows, double threads, boolean uars) {
+        List<Map<String, Object>> at = rows.stream().filter(r -> num(r, "threads") == threads).toList();
+        java.util.function.ToDoubleFunction<Map<String, Object>> x =
+                r -> uars ? num(r, "uarPages") : num(r, "memoryBytes") / 1024.0;
+        XYSeries s = new XYSeries("Pareto frontier (no level beats it on both)", true, true);
+        for (Map<String, Object> r : Frontier.of(at, r -> num(r, "mmsgPerSec"), List.of(x))) {
+            s.add(x.applyAsDouble(r), num(r, "mmsgPerSec"));
+        }
+        return s;
     }
 
     static JFreeChart sharingSweeps(List<Map<String, Object>> rows) {

@@ -140,7 +140,9 @@ public final class ResultsWriter {
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("environment", environment());
         json.put("settings", settings);
-        json.put("summary", summary(ms));
+        List<Map<String, Object>> summary = summary(ms);
+        json.put("summary", summary);
+        json.put("frontier", Frontier.ofSweep(summary));
         json.put("rows", rows);
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(dir.resolve("results.json").toFile(), json);
     }
