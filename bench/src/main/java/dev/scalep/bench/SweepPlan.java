@@ -156,7 +156,7 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerCo
      * context, as in MPI everywhere) except the swept axis, shared by {@code w} threads, and the
      * parents it needs shared at least as widely (a QP shared by w threads needs their PD and CTX).
      */
-    static String xWay(String axis, int w, String qpMode) {
+    public static String xWay(String axis, int w, String qpMode) {
         String x = w == 1 ? "per-thread" : w + "way";
         String ctx = "per-thread";
         String pd = "per-thread";
