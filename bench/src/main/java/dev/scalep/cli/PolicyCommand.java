@@ -29,7 +29,7 @@ import java.util.concurrent.Callable;
         description = "Check endpoint policy files (YAML) and show effective policies.%n"
                 + "A FILE is a path, or catalog:NAME for a catalog entry (" + "catalog: "
                 + "mpi-everywhere, 2x-dynamic, dynamic, shared-dynamic, static, mpi-threads, recommended-mlx5, recommended-efa).",
-        subcommands = {PolicyCommand.Check.class, PolicyCommand.Show.class})
+        subcommands = {PolicyCommand.Check.class, PolicyCommand.Show.class, TuneCommand.class})
 final class PolicyCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -1,0 +1,266 @@
+package dev.scalep.cli;
+
+import dev.scalep.bench.Charts;
+import dev.scalep.bench.Measurement;
+import dev.scalep.bench.ResultsWriter;
+import dev.scalep.bench.Stats;
+import dev.scalep.bench.SweepPoint;
+import dev.scalep.bench.SweepRunner;
+import dev.scalep.bench.Warmup;
+import dev.scalep.bench.Workload;
+import dev.scalep.bench.tune.Candidate;
+import dev.scalep.bench.tune.Choice;
+import dev.scalep.bench.tune.ChoiceRule;
+import dev.scalep.bench.tune.Resource;
+import dev.scalep.bench.tune.TuneCandidates;
+import dev.scalep.bench.tune.TuneReport;
+import dev.scalep.policies.Policy;
+import dev.scalep.verbs.Device;
+import dev.scalep.verbs.Devices;
+import dev.scalep.verbs.ResourceUsage;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code scalep policy tune}: measure the candidate endpoint configurations and write the policy the user's rule picks. */
+@Command(name = "tune", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {
+                "Measure the candidate endpoint configurations for N threads on a device (the six categories, MPI+threads "
+                        + "with a combining shared QP, the x-way QP and context sharing N allows, each with every feature "
+                        + "and without each feature the device supports) and write the policy the rule chooses: the fewest "
+                        + "resources within P% of the best rate (--within), or the best rate within a budget.",
+                "Candidates whose rate ranges over the repeats overlap are equal: the cheaper wins. The file records the "
+                        + "device, workload, rule, every candidate and the frontier as comments; it passes `policy check` and "
+                        + "`sweep --policy` measures it again."},
+        footer = {"", "Examples:",
+                "  scalep policy tune --device sim:mlx5 --threads 4 --within 20% --out tuned.yaml --quick",
+                "  scalep policy tune --threads 16 --max-uar-pages 4 --out tuned.yaml",
+                "  scalep policy tune --device sim:efa --threads 8 --op read --size 64 --within 10% --order qps,memory --out efa.yaml"})
+final class TuneCommand implements Callable<Integer> {
+    @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}).")
+    String device = Devices.DEFAULT;
+
+    @Option(names = "--threads", required = true, paramLabel = "N", description = "Sender threads of the application.")
+    int threads;
+
+    @Option(names = "--out", required = true, paramLabel = "FILE", description = "The policy file to write (written whole or not at all).")
+    Path out;
+
+    @Option(names = "--op", paramLabel = "OP", description = "What the threads post: write (default) or read.")
+    String op = "write";
+
+    @Option(names = "--size", paramLabel = "BYTES", description = "Payload bytes per message (default ${DEFAULT-VALUE}).")
+    int size = SweepRunner.PAYLOAD;
+
+    @Option(names = "--postlist", paramLabel = "P|allowed",
+            description = "allowed (default): try postlist " + 32 + " and none; or a fixed p (1 = none).")
+    String postlist = "allowed";
+
+    @Option(names = "--unsignaled", paramLabel = "Q|allowed",
+            description = "allowed (default): try one signaled every " + 64 + " and every one signaled, where the device "
+                    + "allows unsignaled WRs; or a fixed q (1 = all signaled).")
+    String unsignaled = "allowed";
+
+    @Option(names = "--within", paramLabel = "P%", description = "Choose the fewest resources whose rate is within P% of the best measured.")
+    String within;
+
+    @Option(names = "--max-uar-pages", paramLabel = "K", description = "Budget: at most K UAR pages.")
+    Long maxUarPages;
+
+    @Option(names = "--max-qps", paramLabel = "K", description = "Budget: at most K QPs.")
+    Long maxQps;
+
+    @Option(names = "--max-memory", paramLabel = "BYTES", description = "Budget: at most this much software memory (suffix K, M, G: KiB, MiB, GiB).")
+    String maxMemory;
+
+    @Option(names = "--order", paramLabel = "R,R,R",
+            description = "What \"fewest resources\" compares first (default uar-pages,qps,memory); unnamed ones follow in that order.")
+    String order;
+
+    @Option(names = "--messages", paramLabel = "N", description = "Messages per candidate and repeat over all threads (default 1000000; --quick 200000).")
+    Long messages;
+
+    @Option(names = "--repeat", paramLabel = "N", description = "Timed repeats per candidate (default 5; --quick 3).")
+    Integer repeat;
+
+    @Option(names = "--results", paramLabel = "DIR", description = "Also write results.csv, results.json and the charts of the measurements here.")
+    Path results;
+
+    @Option(names = "--quick", description = "A few minutes on 2 cores: fewer messages and repeats.")
+    boolean quick;
+
+    @Override
+    public Integer call() throws Exception {
+        // everything the user gave is checked before anything is built or timed
+        Device dev = Devices.byName(device);
+        if (threads < 1 || threads > 1024) {
+            throw new UserException("--threads: " + threads + " is out of range 1..1024");
+        }
+        Workload workload = new Workload(Workload.Op.parse("--op", op), size);
+        workload.check(dev.name(), dev.capabilities());
+        TuneCandidates.Features features = new TuneCandidates.Features(
+                feature("--postlist", postlist, true), feature("--unsignaled", unsignaled, false));
+        if (features.unsignaled() != null && features.unsignaled() > 1 && !dev.capabilities().unsignaled()) {
+            throw new UserException("--unsignaled " + features.unsignaled() + ": " + dev.name()
+                    + " signals every work request (use 1 or allowed)");
+        }
+        ChoiceRule rule = new ChoiceRule(within == null ? null : percent(within), maxUarPages, maxQps,
+                maxMemory == null ? null : bytes(maxMemory), order == null ? null : Resource.parseOrder(order));
+        long total = messages != null ? messages : quick ? 200_000 : 1_000_000;
+        if (total < threads || total > 1_000_000_000L) {
+            throw new UserException("--messages: " + total + " is out of range " + threads + "..1000000000");
+        }
+        int repeats = repeat != null ? repeat : quick ? 3 : 5;
+        if (repeats < 1 || repeats > 100) {
+            throw new UserException("--repeat: " + repeats + " is out of range 1..100");
+        }
+        Path dir = out.toAbsolutePath().getParent();
+        if (Files.isDirectory(out) || dir == null || !Files.isDirectory(dir)) {
+            throw new UserException("--out: " + out + " must be a file in an existing directory");
+        }
+
+        long perThread = (total + threads - 1) / threads;
+        List<TuneCandidates.Entry> entries = TuneCandidates.build(dev, threads, workload, features, perThread);
+        // the budget needs the resources only: a budget no candidate meets fails before anything is timed
+        List<Candidate> unmeasured = new ArrayList<>();
+        for (TuneCandidates.Entry e : entries) {
+            ResourceUsage r = SweepRunner.resources(dev, e.point(), workload);
+            unmeasured.add(new Candidate(e.name(), 0, 0, 0, r.uarPages(), r.qps(), r.memoryBytes()));
+        }
+        Choice.requireBudget(unmeasured, rule);
+
+        System.out.println("scalep policy tune on " + dev.name() + ": " + threads + " threads, " + workload.describe() + ", "
+                + entries.size() + " candidates x " + repeats + " repeats (+2 warm-up runs each), " + perThread * threads
+                + " messages per repeat");
+        System.out.println("rule: " + rule.describe());
+        System.out.print("warming up the JIT ...");
+        System.out.flush();
+        Warmup.run(dev, entries.stream().map(TuneCandidates.Entry::point).toList(), workload);
+        System.out.println(" done");
+
+        List<Measurement> all = new ArrayList<>();
+        List<Candidate> candidates = new ArrayList<>();
+        for (TuneCandidates.Entry e : entries) {
+            List<Measurement> ms = SweepRunner.run(dev, e.point(), workload, repeats, Math.max(1, perThread / 2), m -> { });
+            all.addAll(ms);
+            Stats s = Stats.of(ms.stream().mapToDouble(Measurement::mmsgPerSec).toArray());
+            ResourceUsage r = ms.getFirst().resources();
+            Candidate c = new Candidate(e.name(), s.median(), s.min(), s.max(), r.uarPages(), r.qps(), r.memoryBytes());
+            candidates.add(c);
+            System.out.printf(Locale.ROOT, "  %-36s %9.3f Mmsg/s  (%.3f..%.3f)  %3d UAR pages %4d QPs %10s%n", e.name(),
+                    c.median(), c.min(), c.max(), c.uarPages(), c.qps(), SweepCommand.bytes(c.memoryBytes()));
+        }
+        Choice choice = Choice.choose(candidates, rule);
+        TuneReport report = new TuneReport(dev.name(), threads, workload, features, rule, perThread * threads, repeats,
+                candidates, choice);
+        TuneCandidates.Entry chosen = entries.get(candidates.indexOf(choice.chosen()));
+        String yaml = Policy.of(out.getFileName().toString(), chosen.cls()).effective(dev).toYaml();
+        String text = report.policyFile(out.toString(), yaml, Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
+        writeWhole(out, text);
+
+        System.out.println();
+        System.out.print(report.table(""));
+        System.out.println();
+        for (String d : report.decision()) {
+            System.out.println(d);
+        }
+        if (results != null) {
+            Map<String, Object> settings = new LinkedHashMap<>();
+            settings.put("device", dev.name());
+            settings.put("tune", rule.describe());
+            settings.put("op", workload.op().spelling());
+            settings.put("payloadBytes", workload.size());
+            settings.put("messagesPerConfiguration", perThread * threads);
+            settings.put("repeats", repeats);
+            ResultsWriter.write(results, all, settings);
+            for (Path c : Charts.write(results, all)) {
+                System.out.println("wrote " + c);
+            }
+            System.out.println("wrote " + results.resolve("results.csv") + ", " + results.resolve("results.json"));
+        }
+        System.out.println("wrote " + out);
+        System.out.println("reproduce: " + report.reproduce(out.toString()));
+        return 0;
+    }
+
+    /** "allowed" (null: the tune tries both) or a fixed value in 1..queue depth. */
+    private static Integer feature(String option, String v, boolean postlist) {
+        if (v.strip().equalsIgnoreCase("allowed")) {
+            return null;
+        }
+        int n;
+        try {
+            n = Integer.parseInt(v.strip());
+        } catch (NumberFormatException e) {
+            throw new UserException(option + ": '" + v + "' is neither allowed nor a number");
+        }
+        if (n < 1 || n > TuneCandidates.DEPTH) {
+            throw new UserException(option + ": " + n + " is out of range 1.." + TuneCandidates.DEPTH + " (the queue depth)");
+        }
+        return n;
+    }
+
+    /** "20%" or "20". */
+    static double percent(String v) {
+        String s = v.strip();
+        if (s.endsWith("%")) {
+            s = s.substring(0, s.length() - 1).strip();
+        }
+        try {
+            return Double.parseDouble(s);
+        } catch (NumberFormatException e) {
+            throw new UserException("--within: '" + v + "' is not a percentage (e.g. 20%)");
+        }
+    }
+
+    /** Bytes with an optional binary suffix: 4096, 64K, 1.5M, 2G (also KiB, MiB, GiB). */
+    static long bytes(String v) {
+        String s = v.strip().toUpperCase(Locale.ROOT).replace("IB", "").replace("B", "");
+        long unit = 1;
+        if (!s.isEmpty()) {
+            char last = s.charAt(s.length() - 1);
+            unit = switch (last) {
+                case 'K' -> 1L << 10;
+                case 'M' -> 1L << 20;
+                case 'G' -> 1L << 30;
+                default -> 1;
+            };
+            if (unit > 1) {
+                s = s.substring(0, s.length() - 1).strip();
+            }
+        }
+        try {
+            double d = Double.parseDouble(s);
+            if (d < 0 || d * unit > Long.MAX_VALUE / 2) {
+                throw new NumberFormatException();
+            }
+            return (long) (d * unit);
+        } catch (NumberFormatException e) {
+            throw new UserException("--max-memory: '" + v + "' is not a size in bytes (e.g. 4M)");
+        }
+    }
+
+    /** Write {@code text} to a temporary file next to {@code file}, then rename it over {@code file}. */
+    static void writeWhole(Path file, String text) throws IOException {
+        Path dir = file.toAbsolutePath().getParent();
+        Path tmp = Files.createTempFile(dir, "." + file.getFileName(), ".tmp");
+        try {
+            Files.writeString(tmp, text);
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+}
