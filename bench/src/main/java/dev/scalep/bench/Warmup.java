@@ -18,8 +18,17 @@ public final class Warmup {
     private Warmup() {
     }
 
-    /** Run each distinct level and variant of {@code points} once with the messages of {@code w}, then {@link #awaitJitQuiet()}. */
+    /**
+     * Run each distinct level and variant of {@code points} once with the messages of {@code w}, 400 000
+     * messages over the threads (at least 5 000 per thread), then {@link #awaitJitQuiet()}.
+     */
     public static void run(Device dev, List<SweepPoint> points, Workload w) throws InterruptedException {
+        int maxThreads = points.stream().mapToInt(SweepPoint::threads).max().orElse(1);
+        run(dev, points, w, Math.max(5_000, 400_000 / maxThreads));
+    }
+
+    /** {@link #run(Device, List, Workload)} with {@code perThread} messages per thread. */
+    public static void run(Device dev, List<SweepPoint> points, Workload w, long perThread) throws InterruptedException {
         Map<String, SweepPoint> warm = new LinkedHashMap<>();
         int maxThreads = points.stream().mapToInt(SweepPoint::threads).max().orElse(1);
         for (SweepPoint p : points) {
@@ -27,7 +36,7 @@ public final class Warmup {
         }
         for (SweepPoint p : warm.values()) {
             SweepRunner.run(dev, new SweepPoint(p.device(), "jvm warm-up", p.sharing(), maxThreads, p.postlist(),
-                    p.unsignaled(), p.depth(), Math.max(5_000, 400_000 / maxThreads), p.inline(), p.blueFlame(),
+                    p.unsignaled(), p.depth(), perThread, p.inline(), p.blueFlame(),
                     p.shareAxis(), p.ways(), p.variant(), p.policyClass()), w, 1, 0, m -> { });
         }
         awaitJitQuiet();

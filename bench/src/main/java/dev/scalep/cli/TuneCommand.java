@@ -40,14 +40,14 @@ import java.util.concurrent.Callable;
                 "Measure the candidate endpoint configurations for N threads on a device (the six categories, MPI+threads "
                         + "with a combining shared QP, the x-way QP and context sharing N allows, each with every feature "
                         + "and without each feature the device supports) and write the policy the rule chooses: the fewest "
-                        + "resources within P% of the best rate (--within), or the best rate within a budget.",
+                        + "resources within P%% of the best rate (--within), or the best rate within a budget.",
                 "Candidates whose rate ranges over the repeats overlap are equal: the cheaper wins. The file records the "
                         + "device, workload, rule, every candidate and the frontier as comments; it passes `policy check` and "
                         + "`sweep --policy` measures it again."},
         footer = {"", "Examples:",
-                "  scalep policy tune --device sim:mlx5 --threads 4 --within 20% --out tuned.yaml --quick",
+                "  scalep policy tune --device sim:mlx5 --threads 4 --within 20%% --out tuned.yaml --quick",
                 "  scalep policy tune --threads 16 --max-uar-pages 4 --out tuned.yaml",
-                "  scalep policy tune --device sim:efa --threads 8 --op read --size 64 --within 10% --order qps,memory --out efa.yaml"})
+                "  scalep policy tune --device sim:efa --threads 8 --op read --size 64 --within 10%% --order qps,memory --out efa.yaml"})
 final class TuneCommand implements Callable<Integer> {
     @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}).")
     String device = Devices.DEFAULT;
@@ -73,7 +73,7 @@ final class TuneCommand implements Callable<Integer> {
                     + "allows unsignaled WRs; or a fixed q (1 = all signaled).")
     String unsignaled = "allowed";
 
-    @Option(names = "--within", paramLabel = "P%", description = "Choose the fewest resources whose rate is within P% of the best measured.")
+    @Option(names = "--within", paramLabel = "P%", description = "Choose the fewest resources whose rate is within P%% of the best measured.")
     String within;
 
     @Option(names = "--max-uar-pages", paramLabel = "K", description = "Budget: at most K UAR pages.")
@@ -147,7 +147,9 @@ final class TuneCommand implements Callable<Integer> {
         System.out.println("rule: " + rule.describe());
         System.out.print("warming up the JIT ...");
         System.out.flush();
-        Warmup.run(dev, entries.stream().map(TuneCandidates.Entry::point).toList(), workload);
+        // as the sweep warms up, but never more than two repeats' worth per candidate (a tiny tune stays tiny)
+        Warmup.run(dev, entries.stream().map(TuneCandidates.Entry::point).toList(), workload,
+                Math.min(2 * perThread, Math.max(5_000, 400_000 / threads)));
         System.out.println(" done");
 
         List<Measurement> all = new ArrayList<>();
