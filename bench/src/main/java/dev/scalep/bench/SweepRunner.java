@@ -23,7 +23,8 @@ import java.util.stream.Collectors;
 /**
  * Runs the message-rate benchmark for one {@link SweepPoint}: a sender manager and a receiver
  * manager at the point's sharing level, connected endpoint to endpoint; each sender thread posts
- * {@code messages} 2-byte RDMA writes through its endpoint (postlist p, one signaled every q,
+ * {@code messages} messages of the {@link Workload} (by default 2-byte RDMA writes; for sends, one
+ * {@link Receivers} thread per receiver endpoint reposts each receive) through its endpoint (postlist p, one signaled every q,
  * polling c = d/q completions at a time), and waits until all of them completed. A warm-up pass
  * runs first on the same endpoints and is not timed; then each repeat is timed from a barrier that
  * releases all threads to the moment the last thread's last completion arrived.
@@ -81,7 +82,9 @@ public final class SweepRunner {
             o = o.withFeatures(o.postlist(), o.signalEvery(), w.size());
         }
         long need = 8L * w.size();
-        return need <= o.bufferBytes() ? o : o.withBuffers((int) need, o.recvSlotBytes());
+        int slot = Math.max(o.recvSlotBytes(), w.size()); // a send lands in one receive slot
+        return need <= o.bufferBytes() && slot == o.recvSlotBytes() ? o
+                : o.withBuffers((int) Math.max(need, o.bufferBytes()), slot);
     }
 
     /**
@@ -119,6 +122,7 @@ public final class SweepRunner {
             CyclicBarrier start = new CyclicBarrier(p.threads() + 1);
             CyclicBarrier end = new CyclicBarrier(p.threads() + 1);
             AtomicReference<Throwable> failure = new AtomicReference<>();
+            Receivers receivers = w.op() == Workload.Op.SEND ? Receivers.start(receiver, p.threads(), failure, start, end) : null;
             List<Thread> threads = new ArrayList<>();
             for (int t = 0; t < p.threads(); t++) {
                 int idx = t;
@@ -180,6 +184,9 @@ public final class SweepRunner {
                 for (Thread th : threads) {
                     th.join(TimeUnit.SECONDS.toMillis(30));
                 }
+                if (receivers != null) {
+                    receivers.stop();
+                }
             }
             Throwable f = failure.get();
             if (f != null) {
@@ -193,10 +200,14 @@ public final class SweepRunner {
     private static void sendAll(Endpoint ep, Completion c, long n, int thread, Workload w) {
         int size = w.size();
         int offset = (thread & 7) * size; // distinct bytes per thread within the endpoint's own buffer
-        boolean read = w.op() == Workload.Op.READ;
+        Workload.Op op = w.op();
         for (long i = 0; i < n; i++) {
             int rc;
-            while ((rc = read ? ep.read(i, offset, size, offset) : ep.write(i, offset, size, offset)) == SendPath.EAGAIN) {
+            while ((rc = switch (op) {
+                case WRITE -> ep.write(i, offset, size, offset);
+                case READ -> ep.read(i, offset, size, offset);
+                case SEND -> ep.send(i, offset, size);
+            }) == SendPath.EAGAIN) {
                 reap(ep, c);
             }
             if (rc != 0) {

@@ -20,11 +20,13 @@ public final class Warmup {
 
     /**
      * Run each distinct level and variant of {@code points} once with the messages of {@code w}, 400 000
-     * messages over the threads (at least 5 000 per thread), then {@link #awaitJitQuiet()}.
+     * messages over the threads (at least 5 000 per thread, at most two repeats' worth: a tiny sweep
+     * stays tiny), then {@link #awaitJitQuiet()}.
      */
     public static void run(Device dev, List<SweepPoint> points, Workload w) throws InterruptedException {
         int maxThreads = points.stream().mapToInt(SweepPoint::threads).max().orElse(1);
-        run(dev, points, w, Math.max(5_000, 400_000 / maxThreads));
+        long most = points.stream().mapToLong(SweepPoint::messages).max().orElse(1);
+        run(dev, points, w, Math.min(2 * most, Math.max(5_000, 400_000 / maxThreads)));
     }
 
     /** {@link #run(Device, List, Workload)} with {@code perThread} messages per thread. */

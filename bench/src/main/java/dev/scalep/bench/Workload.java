@@ -8,18 +8,21 @@ import java.util.Locale;
  * What the sender threads of the message-rate benchmark post: the operation and the payload size.
  * The research's benchmark is {@link #DEFAULT}: 2-byte RDMA writes.
  *
- * @param op   RDMA write or RDMA read (the peer's send buffer into this endpoint's read buffer)
+ * @param op   RDMA write, RDMA read (the peer's send buffer into this endpoint's read buffer), or send
+ *             (into the peer's next receive, which a receiver thread posts again)
  * @param size payload bytes per message
  */
 public record Workload(Op op, int size) {
     /** Largest payload the benchmark posts (the endpoints' regions grow to fit it). */
     public static final int MAX_SIZE = 1 << 20;
+    /** Largest payload of a send: every receive slot of every receiver endpoint holds one. */
+    public static final int MAX_SEND_SIZE = 16 << 10;
     /** 2-byte RDMA writes, as the research measured. */
     public static final Workload DEFAULT = new Workload(Op.WRITE, SweepRunner.PAYLOAD);
 
     /** The operations the benchmark can post. */
     public enum Op {
-        WRITE, READ;
+        WRITE, READ, SEND;
 
         public String spelling() {
             return name().toLowerCase(Locale.ROOT);
@@ -32,7 +35,7 @@ public record Workload(Op op, int size) {
                     return o;
                 }
             }
-            throw new IllegalArgumentException(option + ": '" + s + "' is not write or read");
+            throw new IllegalArgumentException(option + ": '" + s + "' is not write, send or read");
         }
     }
 
@@ -43,11 +46,18 @@ public record Workload(Op op, int size) {
         if (size < 1 || size > MAX_SIZE) {
             throw new IllegalArgumentException("--size: " + size + " is out of range 1.." + MAX_SIZE);
         }
+        if (op == Op.SEND && size > MAX_SEND_SIZE) {
+            throw new IllegalArgumentException("--size: " + size + " is more than a send's receive slot holds (" + MAX_SEND_SIZE + ")");
+        }
     }
 
     /** Refuse a workload the device cannot post (one line naming the device). */
     public void check(String device, DeviceCapabilities caps) {
-        boolean ok = op == Op.WRITE ? caps.rdmaWrite() : caps.rdmaRead();
+        boolean ok = switch (op) {
+            case WRITE -> caps.rdmaWrite();
+            case READ -> caps.rdmaRead();
+            case SEND -> true;
+        };
         if (!ok) {
             throw new IllegalArgumentException("--op " + op.spelling() + ": " + device + " has no RDMA " + op.spelling());
         }
@@ -55,11 +65,11 @@ public record Workload(Op op, int size) {
 
     /** Whether payloads of this workload can be inlined at all (reads never are). */
     public boolean inlinable(DeviceCapabilities caps) {
-        return op == Op.WRITE && size <= caps.maxInline();
+        return op != Op.READ && size <= caps.maxInline();
     }
 
-    /** "2-byte RDMA write". */
+    /** "2-byte RDMA write", "64-byte send". */
     public String describe() {
-        return size + "-byte RDMA " + op.spelling();
+        return size + "-byte " + (op == Op.SEND ? "send" : "RDMA " + op.spelling());
     }
 }

@@ -65,7 +65,7 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--depth", paramLabel = "D", description = "d: send queue depth; c = d/q completions are polled at a time (default ${DEFAULT-VALUE}).")
     int depth = 256;
 
-    @Option(names = "--op", paramLabel = "OP", description = "What the senders post: write (default) or read.")
+    @Option(names = "--op", paramLabel = "OP", description = "What the senders post: write (default), send or read.")
     String op = "write";
 
     @Option(names = "--size", paramLabel = "BYTES", description = "Payload bytes per message (default ${DEFAULT-VALUE}, the research's size).")

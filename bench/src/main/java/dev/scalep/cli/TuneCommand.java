@@ -58,7 +58,7 @@ final class TuneCommand implements Callable<Integer> {
     @Option(names = "--out", required = true, paramLabel = "FILE", description = "The policy file to write (written whole or not at all).")
     Path out;
 
-    @Option(names = "--op", paramLabel = "OP", description = "What the threads post: write (default) or read.")
+    @Option(names = "--op", paramLabel = "OP", description = "What the threads post: write (default), send or read.")
     String op = "write";
 
     @Option(names = "--size", paramLabel = "BYTES", description = "Payload bytes per message (default ${DEFAULT-VALUE}).")
@@ -147,9 +147,7 @@ final class TuneCommand implements Callable<Integer> {
         System.out.println("rule: " + rule.describe());
         System.out.print("warming up the JIT ...");
         System.out.flush();
-        // as the sweep warms up, but never more than two repeats' worth per candidate (a tiny tune stays tiny)
-        Warmup.run(dev, entries.stream().map(TuneCandidates.Entry::point).toList(), workload,
-                Math.min(2 * perThread, Math.max(5_000, 400_000 / threads)));
+        Warmup.run(dev, entries.stream().map(TuneCandidates.Entry::point).toList(), workload);
         System.out.println(" done");
 
         List<Measurement> all = new ArrayList<>();

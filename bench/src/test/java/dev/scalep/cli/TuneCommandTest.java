@@ -80,7 +80,7 @@ class TuneCommandTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"--within=150%", "--within=abc", "--op=send", "--size=0", "--postlist=0", "--postlist=many",
+    @ValueSource(strings = {"--within=150%", "--within=abc", "--op=recv", "--size=0", "--postlist=0", "--postlist=many",
             "--order=doorbells", "--max-memory=lots", "--threads=0", "--device=nope", "--no-rule"})
     void badOptionsExitTwoWithOneLine(String bad, @TempDir Path tmp) {
         List<String> args = new java.util.ArrayList<>(List.of("policy", "tune", "--messages", "200",
