@@ -130,6 +130,9 @@ final class TuneCommand implements Callable<Integer> {
         if (Files.isDirectory(out) || dir == null || !Files.isDirectory(dir)) {
             throw new UserException("--out: " + out + " must be a file in an existing directory");
         }
+        if (results != null && Files.exists(results) && !Files.isDirectory(results)) {
+            throw new UserException("--results: " + results + " exists and is not a directory");
+        }
 
         long perThread = (total + threads - 1) / threads;
         List<TuneCandidates.Entry> entries = TuneCandidates.build(dev, threads, workload, features, perThread);

@@ -81,7 +81,8 @@ class TuneCommandTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"--within=150%", "--within=abc", "--op=recv", "--size=0", "--postlist=0", "--postlist=many",
-            "--order=doorbells", "--max-memory=lots", "--threads=0", "--device=nope", "--no-rule"})
+            "--order=doorbells", "--max-memory=lots", "--threads=0", "--device=nope", "--no-rule",
+            "--results=pom.xml", "--max-uar-pages=-1", "--size=2000000", "--postlist=512"})
     void badOptionsExitTwoWithOneLine(String bad, @TempDir Path tmp) {
         List<String> args = new java.util.ArrayList<>(List.of("policy", "tune", "--messages", "200",
                 "--repeat", "1", "--out", tmp.resolve("t.yaml").toString()));
