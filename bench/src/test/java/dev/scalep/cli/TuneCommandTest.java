@@ -58,6 +58,16 @@ class TuneCommandTest {
         assertEquals(0, sweep.rc(), sweep.out() + sweep.err());
         String csv = Files.readString(tmp.resolve("again/results.csv"));
         assertTrue(csv.contains("," + "tuned,4,"), csv);
+        // ... and builds exactly what the tune measured for the chosen candidate: the same resources
+        java.util.regex.Matcher chosen = java.util.regex.Pattern.compile("# chosen: .*, (\\d+) UAR pages, (\\d+) QPs, (.+)\n")
+                .matcher(text);
+        assertTrue(chosen.find(), text);
+        List<String> lines = Files.readAllLines(tmp.resolve("again/results.csv"));
+        List<String> header = List.of(lines.get(0).split(","));
+        String[] row = lines.get(1).split(",");
+        assertEquals(chosen.group(1), row[header.indexOf("uarPages")], lines.get(1));
+        assertEquals(chosen.group(2), row[header.indexOf("qps")], lines.get(1));
+        assertEquals(chosen.group(3), SweepCommand.bytes(Long.parseLong(row[header.indexOf("memoryBytes")])), lines.get(1));
 
         String json = Files.readString(tmp.resolve("res/results.json"));
         assertTrue(json.contains("\"frontier\""), json);
