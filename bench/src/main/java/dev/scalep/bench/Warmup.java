@@ -4,6 +4,8 @@ import dev.scalep.verbs.Device;
 
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
+import javax.management.JMException;
+import javax.management.ObjectName;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,37 +21,57 @@ public final class Warmup {
     }
 
     /**
-     * Run each distinct level and variant of {@code points} once with the messages of {@code w}, 400 000
-     * messages over the threads (at least 5 000 per thread, at most two repeats' worth: a tiny sweep
-     * stays tiny), then {@link #awaitJitQuiet()}.
+     * At least this many messages are posted in warm-up in all, as long as that is at most ten
+     * configurations' worth: a plan of one or two levels repeats their warm-up runs (a sweep of the
+     * six categories posts about this many in one pass).
+     */
+    public static final long MIN_TOTAL = 3_000_000;
+
+    /**
+     * Run each distinct level and variant of {@code points} with the messages of {@code w}, 400 000
+     * messages over the threads each (at least 5 000 per thread, at most two repeats' worth: a tiny
+     * sweep stays tiny), as many passes as {@link #MIN_TOTAL} needs, then {@link #awaitJitQuiet()}.
      */
     public static void run(Device dev, List<SweepPoint> points, Workload w) throws InterruptedException {
-        int maxThreads = points.stream().mapToInt(SweepPoint::threads).max().orElse(1);
-        long most = points.stream().mapToLong(SweepPoint::messages).max().orElse(1);
-        run(dev, points, w, Math.min(2 * most, Math.max(5_000, 400_000 / maxThreads)));
-    }
-
-    /** {@link #run(Device, List, Workload)} with {@code perThread} messages per thread. */
-    public static void run(Device dev, List<SweepPoint> points, Workload w, long perThread) throws InterruptedException {
         Map<String, SweepPoint> warm = new LinkedHashMap<>();
         int maxThreads = points.stream().mapToInt(SweepPoint::threads).max().orElse(1);
+        long most = points.stream().mapToLong(SweepPoint::messages).max().orElse(1);
+        long perThread = Math.min(2 * most, Math.max(5_000, 400_000 / maxThreads));
         for (SweepPoint p : points) {
             warm.putIfAbsent(p.sharing() + "|" + p.variant(), p);
         }
-        for (SweepPoint p : warm.values()) {
-            SweepRunner.run(dev, new SweepPoint(p.device(), "jvm warm-up", p.sharing(), maxThreads, p.postlist(),
-                    p.unsignaled(), p.depth(), perThread, p.inline(), p.blueFlame(),
-                    p.shareAxis(), p.ways(), p.variant(), p.policyClass()), w, 1, 0, m -> { });
+        long perPass = warm.size() * perThread * maxThreads;
+        long target = Math.min(MIN_TOTAL, 10 * most * maxThreads);
+        long passes = Math.max(1, (target + perPass - 1) / perPass);
+        for (long pass = 0; pass < passes; pass++) {
+            for (SweepPoint p : warm.values()) {
+                SweepRunner.run(dev, new SweepPoint(p.device(), "jvm warm-up", p.sharing(), maxThreads, p.postlist(),
+                        p.unsignaled(), p.depth(), perThread, p.inline(), p.blueFlame(),
+                        p.shareAxis(), p.ways(), p.variant(), p.policyClass()), w, 1, 0, m -> { });
+            }
         }
         awaitJitQuiet();
     }
 
     /**
-     * Wait (at most 10 s) until the JIT compilers have been idle for 300 ms: on a 2-core machine a
-     * compiler thread still working through the warm-up's queue would take a core from the first
-     * configuration measured.
+     * Wait until the JIT compilers are idle: on a 2-core machine a compiler thread still working
+     * through the warm-up's queue takes a core from the first configuration measured, and the code
+     * measured is not yet the code that runs later. On HotSpot the compile queues are read
+     * ({@code jcmd Compiler.queue} through the DiagnosticCommand MBean) until nothing is being
+     * compiled or queued three times in a row (at most 30 s); elsewhere, until the accumulated
+     * compilation time has not moved for 300 ms (at most 10 s).
      */
     public static void awaitJitQuiet() throws InterruptedException {
+        if (compilerQueue() != null) {
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            int quiet = 0;
+            while (quiet < 3 && System.nanoTime() < deadline) {
+                String q = compilerQueue();
+                quiet = q != null && idle(q) ? quiet + 1 : 0;
+                Thread.sleep(50);
+            }
+            return;
+        }
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
             Thread.sleep(1000);
@@ -64,5 +86,28 @@ public final class Warmup {
             quiet = now == last ? quiet + 1 : 0;
             last = now;
         }
+    }
+
+    /** HotSpot's compile queues as {@code jcmd Compiler.queue} prints them, or null where there is no such command. */
+    static String compilerQueue() {
+        try {
+            Object r = ManagementFactory.getPlatformMBeanServer().invoke(
+                    new ObjectName("com.sun.management:type=DiagnosticCommand"), "compilerQueue",
+                    new Object[]{null}, new String[]{String[].class.getName()});
+            return r instanceof String s ? s : null;
+        } catch (JMException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** Whether a {@link #compilerQueue()} listing shows nothing compiling and every queue empty. */
+    static boolean idle(String queue) {
+        for (String line : queue.split("\n")) {
+            String l = line.strip();
+            if (!l.isEmpty() && !l.endsWith(":") && !l.equals("Empty")) {
+                return false;
+            }
+        }
+        return true;
     }
 }

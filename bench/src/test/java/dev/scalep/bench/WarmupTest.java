@@ -1,0 +1,27 @@
+package dev.scalep.bench;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Reading HotSpot's compile queues to tell when the JIT has finished the warm-up's work. */
+class WarmupTest {
+    @Test
+    void idleOnlyWhenNothingCompilesAndEveryQueueIsEmpty() {
+        assertTrue(Warmup.idle("Current compiles: \n\nC1 compile queue:\nEmpty\n\nC2 compile queue:\nEmpty\n\n"));
+        assertFalse(Warmup.idle("Current compiles: \nC2 CompilerThread0  1717       4       java.lang.StringLatin1::toLowerCase (155 bytes)\n\n"
+                + "C1 compile queue:\nEmpty\n\nC2 compile queue:\nEmpty\n"));
+        assertFalse(Warmup.idle("Current compiles: \n\nC1 compile queue:\nEmpty\n\nC2 compile queue:\n"
+                + "1721   !   4       java.lang.ref.ReferenceQueue::poll (44 bytes)\n"));
+    }
+
+    @Test
+    void thisJvmAnswersTheQueueCommand() throws InterruptedException {
+        String q = Warmup.compilerQueue();
+        assertNotNull(q, "HotSpot's DiagnosticCommand MBean answers compilerQueue");
+        assertTrue(q.contains("compile queue"), q);
+        Warmup.awaitJitQuiet(); // returns (bounded at 30 s)
+    }
+}
