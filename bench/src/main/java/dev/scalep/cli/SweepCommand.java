@@ -166,6 +166,18 @@ final class SweepCommand implements Callable<Integer> {
         settings.put("repeats", plan.repeats());
         settings.put("payloadBytes", SweepRunner.PAYLOAD);
         settings.put("notes", plan.notes());
+        // The connection attributes every QP was created with: the defaults for flag-driven points, each
+        // policy class's own for policy points (applied per QP; RTR/RTS use them on RC).
+        settings.put("connection", dev.scalep.endpoints.EndpointOptions.DEFAULTS.connection().toMap());
+        Map<String, Object> byClass = new LinkedHashMap<>();
+        for (SweepPoint p : plan.points()) {
+            if (p.policyClass() != null) {
+                byClass.putIfAbsent(p.policyClass().name(), p.policyClass().connection().toMap());
+            }
+        }
+        if (!byClass.isEmpty()) {
+            settings.put("connectionByPolicyClass", byClass);
+        }
         ResultsWriter.write(out, all, settings);
         List<Path> charts = Charts.write(out, all);
         System.out.println();

@@ -39,7 +39,8 @@ import java.util.Map;
  *                        device's limit, at most 16
  * @param serviceLevel    0..15
  * @param trafficClass    0..255 (RoCE: the IP DSCP/ECN byte)
- * @param hopLimit        1..255 (RoCE: the IP TTL)
+ * @param hopLimit        1..255, the GRH hop limit (on RoCE the kernel replaces it with the IP route's hop limit
+ *                        when it resolves the peer's Ethernet address)
  */
 public record ConnectionOptions(int port, int gidIndex, GidType gidType, AddressFamily family, int pathMtu,
                                 int minRnrTimer, int timeout, int retryCount, int rnrRetry, int maxRdAtomic,
@@ -60,7 +61,7 @@ public record ConnectionOptions(int port, int gidIndex, GidType gidType, Address
 
     public ConnectionOptions {
         range("port", port, 1, 255);
-        range("gid index", gidIndex, -1, 1 << 20);
+        range("gid index", gidIndex, -1, 255); // sgid_index is a u8
         if (pathMtu != PathMtu.AUTO && !PathMtu.valid(pathMtu)) {
             throw new IllegalArgumentException("path MTU " + pathMtu + " is not one of 256, 512, 1024, 2048, 4096");
         }

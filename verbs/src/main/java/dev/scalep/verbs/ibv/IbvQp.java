@@ -166,10 +166,8 @@ final class IbvQp extends IbvResource implements QueuePair {
         limit(a.maxRecvSge(), 1, caps.maxRecvSge(), "max_recv_sge", dev);
         limit(a.maxInline(), 0, caps.maxInline(), "max_inline_data", dev);
         Path path = Path.resolve(ctx, a.connection(), "ibv_create_qp");
-        if (a.type() == QpType.RC) {
-            a.connection().initiatorDepth("ibv_create_qp", dev, caps);
-            a.connection().responderDepth("ibv_create_qp", dev, caps);
-        }
+        a.connection().initiatorDepth("ibv_create_qp", dev, caps); // refused on every QP type, as the sim does
+        a.connection().responderDepth("ibv_create_qp", dev, caps);
         try (Arena ar = Arena.ofConfined()) {
             MemorySegment st = Native.callState(ar);
             MemorySegment ia = ar.allocate(IbvStructs.IBV_QP_INIT_ATTR_EX); // its prefix is ibv_qp_init_attr
@@ -280,6 +278,40 @@ final class IbvQp extends IbvResource implements QueuePair {
             }
         }
         return state;
+    }
+
+    /**
+     * The connection attributes the device holds ({@code ibv_query_qp}), by name: port, path_mtu
+     * (bytes), timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd_atomic, max_dest_rd_atomic, sl,
+     * sgid_index, traffic_class, hop_limit. Control path; for tests and reports.
+     */
+    java.util.Map<String, Integer> queryConnection() {
+        checkOpen();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment at = a.allocate(IbvStructs.IBV_QP_ATTR);
+            int mask = IbvConst.IBV_QP_PORT | IbvConst.IBV_QP_AV | IbvConst.IBV_QP_PATH_MTU | IbvConst.IBV_QP_TIMEOUT
+                    | IbvConst.IBV_QP_RETRY_CNT | IbvConst.IBV_QP_RNR_RETRY | IbvConst.IBV_QP_MIN_RNR_TIMER
+                    | IbvConst.IBV_QP_MAX_QP_RD_ATOMIC | IbvConst.IBV_QP_MAX_DEST_RD_ATOMIC;
+            int rc = context.lib.queryQp(qp, at, mask, a.allocate(IbvStructs.IBV_QP_INIT_ATTR));
+            if (rc != 0) {
+                throw Check.fail("ibv_query_qp", rc, context.name, toString());
+            }
+            long ah = IbvStructs.QPA_AH_ATTR;
+            java.util.Map<String, Integer> m = new java.util.LinkedHashMap<>();
+            m.put("port", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_PORT_NUM)));
+            m.put("path_mtu", PathMtu.bytes(at.get(JAVA_INT, IbvStructs.QPA_PATH_MTU)));
+            m.put("timeout", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_TIMEOUT)));
+            m.put("retry_cnt", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_RETRY_CNT)));
+            m.put("rnr_retry", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_RNR_RETRY)));
+            m.put("min_rnr_timer", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_MIN_RNR_TIMER)));
+            m.put("max_rd_atomic", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_MAX_RD_ATOMIC)));
+            m.put("max_dest_rd_atomic", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_MAX_DEST_RD_ATOMIC)));
+            m.put("sl", Byte.toUnsignedInt(at.get(JAVA_BYTE, ah + IbvStructs.AH_SL)));
+            m.put("sgid_index", Byte.toUnsignedInt(at.get(JAVA_BYTE, ah + IbvStructs.AH_GRH_SGID_INDEX)));
+            m.put("traffic_class", Byte.toUnsignedInt(at.get(JAVA_BYTE, ah + IbvStructs.AH_GRH_TRAFFIC_CLASS)));
+            m.put("hop_limit", Byte.toUnsignedInt(at.get(JAVA_BYTE, ah + IbvStructs.AH_GRH_HOP_LIMIT)));
+            return m;
+        }
     }
 
     @Override
