@@ -5,6 +5,7 @@ import dev.scalep.bench.Measurement;
 import dev.scalep.bench.ResultsWriter;
 import dev.scalep.bench.SweepPlan;
 import dev.scalep.bench.SweepPoint;
+import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.bench.SweepRunner;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
@@ -168,7 +169,7 @@ final class SweepCommand implements Callable<Integer> {
         settings.put("notes", plan.notes());
         // The connection attributes every QP was created with: the defaults for flag-driven points, each
         // policy class's own for policy points (applied per QP; RTR/RTS use them on RC).
-        settings.put("connection", dev.scalep.endpoints.EndpointOptions.DEFAULTS.connection().toMap());
+        settings.put("connection", EndpointOptions.DEFAULTS.connection().toMap());
         Map<String, Object> byClass = new LinkedHashMap<>();
         for (SweepPoint p : plan.points()) {
             if (p.policyClass() != null) {

@@ -41,6 +41,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static dev.scalep.verbs.ibv.RxeVerbsTest.arena;
+import static dev.scalep.verbs.ibv.RxeVerbsTest.c0;
+import static dev.scalep.verbs.ibv.RxeVerbsTest.c1;
+import static dev.scalep.verbs.ibv.RxeVerbsTest.dev0;
+import static dev.scalep.verbs.ibv.RxeVerbsTest.dev1;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -48,7 +53,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Connection attributes on SoftRoCE (the VM of {@code verbs/src/test/rxe/run}, veth MTU 9000, so
@@ -59,28 +63,16 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Timeout(180)
 class RxeConnectionTest {
     static final int MESSAGE = 10_000;
-    static Device dev0, dev1;
-    static Context c0, c1;
-    static Arena arena;
 
+    /** The rxe0/rxe1 contexts and arena of {@link RxeVerbsTest} (skipped without rxe devices). */
     @BeforeAll
     static void open() {
-        List<Device> devices = new IbvProvider().devices();
-        dev0 = devices.stream().filter(d -> d.name().equals("rxe0")).findFirst().orElse(null);
-        dev1 = devices.stream().filter(d -> d.name().equals("rxe1")).findFirst().orElse(null);
-        assumeTrue(dev0 != null && dev1 != null, "rxe0/rxe1 not present: " + new IbvProvider().unavailableReason());
-        c0 = dev0.open();
-        c1 = dev1.open();
-        arena = Arena.ofShared();
+        RxeVerbsTest.open();
     }
 
     @AfterAll
     static void close() {
-        if (c0 != null) {
-            c0.close();
-            c1.close();
-            arena.close();
-        }
+        RxeVerbsTest.close();
     }
 
     record End(ProtectionDomain pd, CompletionQueue cq, QueuePair qp, MemoryRegion mr, MemorySegment buf) {
