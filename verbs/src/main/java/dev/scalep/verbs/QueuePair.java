@@ -94,7 +94,10 @@ public interface QueuePair extends AutoCloseable {
     /** Post receives to this QP's own receive queue. 0 or a positive errno. */
     int postRecv(RecvWorkRequests wrs);
 
-    /** Send WQEs outstanding (posted, not yet retired by a completion). */
+    /**
+     * Send WQEs outstanding (posted, not yet retired by a completion). Exact when one thread posts
+     * to the QP at a time (as every scalep send path does); the providers add no lock for it.
+     */
     int outstandingSends();
 
     /** Feature-effect counters. */

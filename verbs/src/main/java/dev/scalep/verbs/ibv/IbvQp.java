@@ -27,8 +27,6 @@ import dev.scalep.verbs.ibv.efa.Efa;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.concurrent.ThreadLocalRandom;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -47,7 +45,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *
  * <p><b>Data path without a Java lock.</b> The provider's QP lock (absent on a parent-domain QP)
  * serialises the native post; this class adds none. Its own send accounting ({@link #outstandingSends}
- * and the ENOMEM at {@code max_send_wr}) is a single-producer ring: the posting side (one thread at
+ * and the ENOMEM at {@code max_send_wr}) is a single-producer ring ({@link SendRing}): the posting side (one thread at
  * a time, as every scalep send path guarantees: a TD QP has one owner, a shared QP posts under its
  * {@code SendPath}'s lock or combiner role) publishes with release stores; the polling side retires
  * with compare-and-set, so concurrent pollers of a CQ stay exact. The check is kept because rxe
@@ -56,23 +54,14 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * endpoints never reach it, since {@code SendCredits} gates their posts first. The {@code bad_wr}
  * slot belongs to the posted list, chains are passed by address and SRD work requests by raw
  * pointers: a post allocates nothing.
+ *
+ * <p>About 700 lines: one native object's creation, state machine and its three post paths (RC/UD
+ * chains, the SRD {@code ibv_wr_*} batch, receives); the send accounting ({@link SendRing}), the
+ * port/GID/MTU resolution ({@link Path}) and the port queries ({@link Ports}) live apart.
  */
 final class IbvQp extends IbvResource implements QueuePair {
     /** The Q_Key every UD/SRD QP of this runtime uses and expects on each work request. */
     static final int QKEY = 0x11111111;
-    private static final VarHandle POSTED, TAIL, HEAD, RETIRED;
-
-    static {
-        try {
-            MethodHandles.Lookup l = MethodHandles.lookup();
-            POSTED = l.findVarHandle(IbvQp.class, "sendsPosted", long.class);
-            TAIL = l.findVarHandle(IbvQp.class, "tail", long.class);
-            HEAD = l.findVarHandle(IbvQp.class, "head", long.class);
-            RETIRED = l.findVarHandle(IbvQp.class, "sendsRetired", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
     private static final long WR = Structs.IBV_SEND_WR.byteSize();
     private static final long RWR = Structs.IBV_RECV_WR.byteSize();
 
@@ -96,12 +85,8 @@ final class IbvQp extends IbvResource implements QueuePair {
     private final Path path;
     private volatile int pathMtu;
 
-    // Retirement of send WQEs: ring[k & mask] is the cumulative post count at the k-th signaled WR.
-    // Written by the poster (sendsPosted, tail; release), retired by pollers (head, sendsRetired; CAS).
-    private final long[] ring;
-    private final int mask;
-    private long sendsPosted, tail;
-    private long head, sendsRetired;
+    /** Send WQEs posted and not yet retired (lock-free; see {@link SendRing}). */
+    private final SendRing sends;
     /** Receives posted to / consumed from this QP's own receive queue. */
     private final java.util.concurrent.atomic.AtomicLong recvPosted = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong recvConsumed = new java.util.concurrent.atomic.AtomicLong();
@@ -122,8 +107,7 @@ final class IbvQp extends IbvResource implements QueuePair {
         this.postSendFn = context.postSendFn;
         this.postRecvFn = context.postRecvFn;
         this.path = path;
-        this.ring = new long[Integer.highestOneBit(attr.maxSendWr()) << 1];
-        this.mask = ring.length - 1;
+        this.sends = new SendRing(attr.maxSendWr());
         if (type == QpType.SRD) {
             qpx = context.lib.qpToQpEx(this.qp).reinterpret(IbvStructs.IBV_QP_EX.byteSize());
             wrSend = qpx.get(ADDRESS, IbvStructs.QPX_SEND);
@@ -280,38 +264,10 @@ final class IbvQp extends IbvResource implements QueuePair {
         return state;
     }
 
-    /**
-     * The connection attributes the device holds ({@code ibv_query_qp}), by name: port, path_mtu
-     * (bytes), timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd_atomic, max_dest_rd_atomic, sl,
-     * sgid_index, traffic_class, hop_limit. Control path; for tests and reports.
-     */
+    /** The connection attributes the device holds for this QP ({@link Path#query}); for tests and reports. */
     java.util.Map<String, Integer> queryConnection() {
         checkOpen();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment at = a.allocate(IbvStructs.IBV_QP_ATTR);
-            int mask = IbvConst.IBV_QP_PORT | IbvConst.IBV_QP_AV | IbvConst.IBV_QP_PATH_MTU | IbvConst.IBV_QP_TIMEOUT
-                    | IbvConst.IBV_QP_RETRY_CNT | IbvConst.IBV_QP_RNR_RETRY | IbvConst.IBV_QP_MIN_RNR_TIMER
-                    | IbvConst.IBV_QP_MAX_QP_RD_ATOMIC | IbvConst.IBV_QP_MAX_DEST_RD_ATOMIC;
-            int rc = context.lib.queryQp(qp, at, mask, a.allocate(IbvStructs.IBV_QP_INIT_ATTR));
-            if (rc != 0) {
-                throw Check.fail("ibv_query_qp", rc, context.name, toString());
-            }
-            long ah = IbvStructs.QPA_AH_ATTR;
-            java.util.Map<String, Integer> m = new java.util.LinkedHashMap<>();
-            m.put("port", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_PORT_NUM)));
-            m.put("path_mtu", PathMtu.bytes(at.get(JAVA_INT, IbvStructs.QPA_PATH_MTU)));
-            m.put("timeout", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_TIMEOUT)));
-            m.put("retry_cnt", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_RETRY_CNT)));
-            m.put("rnr_retry", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_RNR_RETRY)));
-            m.put("min_rnr_timer", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_MIN_RNR_TIMER)));
-            m.put("max_rd_atomic", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_MAX_RD_ATOMIC)));
-            m.put("max_dest_rd_atomic", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_MAX_DEST_RD_ATOMIC)));
-            m.put("sl", Byte.toUnsignedInt(at.get(JAVA_BYTE, ah + IbvStructs.AH_SL)));
-            m.put("sgid_index", Byte.toUnsignedInt(at.get(JAVA_BYTE, ah + IbvStructs.AH_GRH_SGID_INDEX)));
-            m.put("traffic_class", Byte.toUnsignedInt(at.get(JAVA_BYTE, ah + IbvStructs.AH_GRH_TRAFFIC_CLASS)));
-            m.put("hop_limit", Byte.toUnsignedInt(at.get(JAVA_BYTE, ah + IbvStructs.AH_GRH_HOP_LIMIT)));
-            return m;
-        }
+        return Path.query(context, qp, toString());
     }
 
     @Override
@@ -448,9 +404,7 @@ final class IbvQp extends IbvResource implements QueuePair {
     @Override
     public void reset() {
         modify("reset", QpState.RESET, 0, at -> { });
-        // RESET empties the send queue: no completion will come for what is outstanding.
-        HEAD.setRelease(this, (long) TAIL.getAcquire(this));
-        RETIRED.setRelease(this, (long) POSTED.getAcquire(this));
+        sends.reset();
         pathMtu = 0;
         recvConsumed.set(recvPosted.get()); // RESET empties the receive queue
     }
@@ -501,9 +455,9 @@ final class IbvQp extends IbvResource implements QueuePair {
         int rc = 0;
         int accepted = from;
         if (limit > from) {
-            long posted0 = sendsPosted;
-            long tail0 = tail;
-            account(wrs, from, limit, posted0, tail0);
+            long posted0 = sends.postedMark();
+            long tail0 = sends.tailMark();
+            sends.publish(wrs, from, limit, posted0, tail0, attr.sigAll());
             MemorySegment chain = wrs.segment();
             long cut = WR * (limit - 1) + Structs.SEND_NEXT;
             long saved = chain.get(JAVA_LONG, cut);
@@ -519,7 +473,7 @@ final class IbvQp extends IbvResource implements QueuePair {
             if (rc != 0) {
                 long b = bad.get(JAVA_LONG, 0);
                 accepted = b == 0 ? from : (int) ((b - wrs.address(0)) / WR);
-                account(wrs, from, accepted, posted0, tail0); // take back what the provider refused
+                sends.publish(wrs, from, accepted, posted0, tail0, attr.sigAll()); // take back the refused
             }
         }
         if (rc == 0 && limit < end) {
@@ -548,9 +502,9 @@ final class IbvQp extends IbvResource implements QueuePair {
             wrs.badIndex(from);
             return Errno.ENOMEM;
         }
-        long posted0 = sendsPosted;
-        long tail0 = tail;
-        account(wrs, from, end, posted0, tail0);
+        long posted0 = sends.postedMark();
+        long tail0 = sends.tailMark();
+        sends.publish(wrs, from, end, posted0, tail0, true); // SRD: every WR is signaled
         MemorySegment sges = wrs.segment();
         Ops.voidOp(wrStart, qpx);
         for (int i = from; i < end; i++) {
@@ -579,7 +533,7 @@ final class IbvQp extends IbvResource implements QueuePair {
         }
         int rc = Ops.intOp(wrComplete, qpx);
         if (rc != 0) {
-            account(wrs, from, from, posted0, tail0);
+            sends.publish(wrs, from, from, posted0, tail0, true);
         }
         wrs.badIndex(rc == 0 ? -1 : from);
         count(wrs, from, rc == 0 ? end : from);
@@ -594,27 +548,6 @@ final class IbvQp extends IbvResource implements QueuePair {
         var caps = context.capabilities();
         return wrs.srdAhHandle(i) != 0 && (op == Opcode.RDMA_READ && caps.rdmaRead()
                 || op == Opcode.RDMA_WRITE && caps.rdmaWrite());
-    }
-
-    /**
-     * Publish records {@code [from, to)} as posted on top of {@code posted0}/{@code tail0}: a ring
-     * entry per signaled record, then the tail and the post count with release. Called before the
-     * native post with the whole range, and again with the accepted prefix when the provider refused
-     * part of it (entries beyond the accepted prefix are never retired: no completion comes for them).
-     */
-    private void account(SendWorkRequests wrs, int from, int to, long posted0, long tail0) {
-        boolean all = attr.sigAll() || qpx != null;
-        long p = posted0;
-        long t = tail0;
-        for (int i = from; i < to; i++) {
-            p++;
-            if (all || (wrs.flags(i) & SendFlags.SIGNALED) != 0) {
-                ring[(int) (t & mask)] = p;
-                t++;
-            }
-        }
-        TAIL.setRelease(this, t);
-        POSTED.setRelease(this, p);
     }
 
     /** Feature counters for records {@code [from, acceptedEnd)} (poster-owned plain fields). */
@@ -679,7 +612,7 @@ final class IbvQp extends IbvResource implements QueuePair {
     /**
      * Called by a polling CQ for each completion of this QP. A send completion retires every WQE up
      * to the next signaled one (in-order devices), or one WQE when no signaled entry is pending (an
-     * error completion of an unsignaled WQE). Lock-free: head and retired count move by CAS.
+     * error completion of an unsignaled WQE). Lock-free ({@link SendRing}).
      */
     void completed(int status, int opcode, IbvCq cq) {
         boolean recv = status == WcStatus.SUCCESS ? (opcode & 128) != 0 : cq != sendCq;
@@ -691,34 +624,12 @@ final class IbvQp extends IbvResource implements QueuePair {
             }
             return;
         }
-        while (true) {
-            long h = (long) HEAD.getAcquire(this);
-            if (h != (long) TAIL.getAcquire(this)) {
-                long upTo = ring[(int) (h & mask)];
-                if (HEAD.compareAndSet(this, h, h + 1)) {
-                    retireTo(upTo);
-                    return;
-                }
-            } else {
-                long r = (long) RETIRED.getAcquire(this);
-                if (r >= (long) POSTED.getAcquire(this) || RETIRED.compareAndSet(this, r, r + 1)) {
-                    return;
-                }
-            }
-        }
-    }
-
-    private void retireTo(long upTo) {
-        long r;
-        do {
-            r = (long) RETIRED.getAcquire(this);
-        } while (r < upTo && !RETIRED.compareAndSet(this, r, upTo));
+        sends.completed();
     }
 
     @Override
     public int outstandingSends() {
-        long retired = (long) RETIRED.getAcquire(this);
-        return (int) Math.max(0, (long) POSTED.getAcquire(this) - retired);
+        return sends.outstanding();
     }
 
     @Override
