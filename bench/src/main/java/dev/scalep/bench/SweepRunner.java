@@ -49,7 +49,8 @@ public final class SweepRunner {
             return new EndpointOptions(o.sendDepth(), o.recvDepth(), o.bufferBytes(), o.recvSlotBytes(), o.postlist(),
                     o.signalEvery(), o.inlineThreshold(), o.pin(), p.pollBatch(), o.context(), o.chainPool(),
                     o.chainMaxLength(), o.sgeHeaderPayload(), o.srqDepth(), o.srqRefillThreshold(), o.srqRefillBatch(),
-                    o.cqDepth(), o.cqModerationCount(), o.cqModerationPeriodUs(), o.ordering(), o.atomicsEmulation());
+                    o.cqDepth(), o.cqModerationCount(), o.cqModerationPeriodUs(), o.ordering(), o.atomicsEmulation(),
+                    o.connection());
         }
         return options(p);
     }

@@ -5,6 +5,7 @@ import dev.scalep.bench.Measurement;
 import dev.scalep.bench.ResultsWriter;
 import dev.scalep.bench.SweepPlan;
 import dev.scalep.bench.SweepPoint;
+import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.bench.SweepRunner;
 import dev.scalep.bench.Warmup;
 import dev.scalep.bench.Workload;
@@ -163,6 +164,18 @@ final class SweepCommand implements Callable<Integer> {
         settings.put("payloadBytes", workload.size());
         settings.put("op", workload.op().spelling());
         settings.put("notes", plan.notes());
+        // The connection attributes every QP was created with: the defaults for flag-driven points, each
+        // policy class's own for policy points (applied per QP; RTR/RTS use them on RC).
+        settings.put("connection", EndpointOptions.DEFAULTS.connection().toMap());
+        Map<String, Object> byClass = new LinkedHashMap<>();
+        for (SweepPoint p : plan.points()) {
+            if (p.policyClass() != null) {
+                byClass.putIfAbsent(p.policyClass().name(), p.policyClass().connection().toMap());
+            }
+        }
+        if (!byClass.isEmpty()) {
+            settings.put("connectionByPolicyClass", byClass);
+        }
         ResultsWriter.write(out, all, settings);
         List<Path> charts = Charts.write(out, all);
         System.out.println();

@@ -71,6 +71,14 @@ class SweepCommandTest {
         }
         assertEquals(java.util.Set.of("static/1", "static/2", "mpi-threads/1", "mpi-threads/2"), seen);
         assertTrue(Files.exists(tmp.resolve("results.json")));
+        com.fasterxml.jackson.databind.JsonNode conn = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(tmp.resolve("results.json").toFile()).at("/settings/connection");
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        conn.fieldNames().forEachRemaining(keys::add);
+        assertEquals(dev.scalep.verbs.ConnectionOptions.DEFAULTS.toMap().keySet(), keys,
+                "the connection settings in force are recorded");
+        assertEquals(14, conn.get("timeout").asInt());
+        assertEquals("auto", conn.get("pathMtu").asText());
     }
 
     @ParameterizedTest

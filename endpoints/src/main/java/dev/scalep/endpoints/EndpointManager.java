@@ -115,6 +115,8 @@ public final class EndpointManager implements AutoCloseable {
         this.requested = cfg;
         this.threads = threads;
         DeviceCapabilities caps = device.capabilities();
+        // Port, GID, MTU and read/atomic depths against the device, before anything is allocated.
+        opts.connection().check("ibv_create_qp", device.name(), caps, device.ports());
         // DEFAULTS asks for BlueFlame wherever it exists; only an explicit request is reported.
         if (opts.context().blueFlame() && !caps.blueFlame() && opts.context() != dev.scalep.verbs.ContextOptions.DEFAULTS) {
             substitutions.add(new Substitution("blueflame", "on", "off", device.name() + " has no BlueFlame registers"));
@@ -329,7 +331,7 @@ public final class EndpointManager implements AutoCloseable {
             SharedReceiveQueue srq = useSrq ? srqs.get(first / srqPer) : null;
             QpInitAttr attr = new QpInitAttr(qpType, cq, cq, srq, o.sendDepth(), srq == null ? members * o.recvDepth() : 0,
                     sgeHeaderPayload ? 2 : 1, 1, inlineThreshold, false);
-            QueuePair qp = via.createQp(attr);
+            QueuePair qp = via.createQp(attr.withConnection(o.connection()));
             qps.add(qp);
             int owners = Math.min(cqPer, n - (first / cqPer) * cqPer);
             SendPath path = members > 1
@@ -464,7 +466,7 @@ public final class EndpointManager implements AutoCloseable {
 
     void finishBringUp() {
         for (QueuePair qp : qps) {
-            qp.readyToSend(7, 7);
+            qp.readyToSend(options.connection().retryCount(), options.connection().rnrRetry());
         }
     }
 

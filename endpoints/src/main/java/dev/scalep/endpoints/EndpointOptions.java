@@ -2,6 +2,7 @@ package dev.scalep.endpoints;
 
 import dev.scalep.policies.EndpointClass;
 import dev.scalep.policies.Share;
+import dev.scalep.verbs.ConnectionOptions;
 import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.DeviceCapabilities;
 
@@ -32,13 +33,15 @@ import dev.scalep.verbs.DeviceCapabilities;
  * @param ordering           SRD ordering mode spelling ({@code none}, {@code receiver-reorder},
  *                           {@code sender-wait}); carried and reported, applied by the srd channels
  * @param atomicsEmulation   emulate atomics on SRD (carried and reported)
+ * @param connection         port, GID, path MTU and RC timing/depth knobs of every QP (checked against
+ *                           the device when the QPs are created; recorded in the sweep's JSON)
  */
 public record EndpointOptions(int sendDepth, int recvDepth, int bufferBytes, int recvSlotBytes, int postlist,
                               int signalEvery, int inlineThreshold, boolean pin, int pollBatch,
                               ContextOptions context, int chainPool, int chainMaxLength, boolean sgeHeaderPayload,
                               int srqDepth, int srqRefillThreshold, int srqRefillBatch, int cqDepth,
                               int cqModerationCount, int cqModerationPeriodUs, String ordering,
-                              boolean atomicsEmulation) {
+                              boolean atomicsEmulation, ConnectionOptions connection) {
     /** d = 256, 32 receive slots of 256 bytes, 4 KiB regions, p = 1, q = 1, no inline, no pinning, no pool. */
     public static final EndpointOptions DEFAULTS =
             new EndpointOptions(256, 32, 4096, 256, 1, 1, 0, false, 32, ContextOptions.DEFAULTS);
@@ -66,13 +69,16 @@ public record EndpointOptions(int sendDepth, int recvDepth, int bufferBytes, int
         if (ordering == null) {
             ordering = "none";
         }
+        if (connection == null) {
+            connection = ConnectionOptions.DEFAULTS;
+        }
     }
 
     /** The pre-policy options: no pool, no two-SGE posts, SRQ and CQ sized from the queues, no moderation. */
     public EndpointOptions(int sendDepth, int recvDepth, int bufferBytes, int recvSlotBytes, int postlist,
                            int signalEvery, int inlineThreshold, boolean pin, int pollBatch, ContextOptions context) {
         this(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin, pollBatch,
-                context, 0, 0, false, 0, 0, 1, 0, 0, 0, "none", false);
+                context, 0, 0, false, 0, 0, 1, 0, 0, 0, "none", false, ConnectionOptions.DEFAULTS);
     }
 
     /**
@@ -107,64 +113,71 @@ public record EndpointOptions(int sendDepth, int recvDepth, int bufferBytes, int
         return new EndpointOptions(d, d, base.bufferBytes(), base.recvSlotBytes(), p, q, c.inlineThreshold(), false,
                 Math.max(1, Math.min(d / q, 256)), ctx, pool, maxLen, c.sgeHeaderPayload(), srqDepth, srqThreshold,
                 srqBatch, c.cq().depth(), c.cq().moderationCount(), c.cq().moderationPeriodUs(),
-                c.srd().ordering().spelling(), c.srd().atomicsEmulation());
+                c.srd().ordering().spelling(), c.srd().atomicsEmulation(), c.connection());
     }
 
     public EndpointOptions withDepths(int send, int recv) {
         return new EndpointOptions(send, recv, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
                 pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
-                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation, connection);
     }
 
     public EndpointOptions withBuffers(int bytes, int slotBytes) {
         return new EndpointOptions(sendDepth, recvDepth, bytes, slotBytes, postlist, signalEvery, inlineThreshold, pin,
                 pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
-                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation, connection);
     }
 
     /** Postlist p, unsignaled interval q, inline threshold. */
     public EndpointOptions withFeatures(int p, int q, int inline) {
         return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, p, q, inline, pin,
                 pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
-                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation, connection);
     }
 
     public EndpointOptions withPin(boolean on) {
         return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, on,
                 pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
-                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation, connection);
     }
 
     public EndpointOptions withContext(ContextOptions c) {
         return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
                 pollBatch, c, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
-                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation, connection);
     }
 
     /** WR pool of {@code pool} records, chains of up to {@code maxLength}; {@code pool == 0} turns it off. */
     public EndpointOptions withChained(int pool, int maxLength) {
         return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
                 pollBatch, context, pool, pool == 0 ? 0 : maxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
-                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation, connection);
     }
 
     public EndpointOptions withSgeHeaderPayload(boolean on) {
         return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
                 pollBatch, context, chainPool, chainMaxLength, on, srqDepth, srqRefillThreshold,
-                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation, connection);
     }
 
     /** SRQ depth (0 = derived), refill threshold and refill batch. */
     public EndpointOptions withSrq(int depth, int refillThreshold, int refillBatch) {
         return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
                 pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, depth, refillThreshold,
-                refillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation);
+                refillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation, connection);
     }
 
     /** CQ depth (0 = derived) and moderation (count, period µs; both 0 = none). */
     public EndpointOptions withCq(int depth, int moderationCount, int moderationPeriodUs) {
         return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
                 pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
-                srqRefillBatch, depth, moderationCount, moderationPeriodUs, ordering, atomicsEmulation);
+                srqRefillBatch, depth, moderationCount, moderationPeriodUs, ordering, atomicsEmulation, connection);
+    }
+
+    /** Port, GID, path MTU and RC knobs for every QP. */
+    public EndpointOptions withConnection(ConnectionOptions c) {
+        return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
+                pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
+                srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation, c);
     }
 }

@@ -1,5 +1,7 @@
 package dev.scalep.policies;
 
+import dev.scalep.verbs.ConnectionOptions;
+
 import java.util.Objects;
 
 /**
@@ -20,10 +22,13 @@ import java.util.Objects;
  * @param cq               CQ depth and moderation
  * @param srd              ordering and atomics on out-of-order (SRD) devices
  * @param onUnsupported    what validation does when a device cannot honour a setting
+ * @param connection       port, GID, path MTU and RC timing/depth knobs of the class's QPs
+ *                         ({@link ConnectionOptions#DEFAULTS} when the file has no {@code connection})
  */
 public record EndpointClass(String name, SharingConfig sharing, int queueDepth, int postlist, int unsignaled,
                             int inlineThreshold, BlueFlame blueFlame, ChainedPosts chained, boolean sgeHeaderPayload,
-                            SrqSettings srq, CqSettings cq, SrdSettings srd, OnUnsupported onUnsupported) {
+                            SrqSettings srq, CqSettings cq, SrdSettings srd, OnUnsupported onUnsupported,
+                            ConnectionOptions connection) {
     /** Default sharing level: {@link Category#STATIC} (works on every device). */
     public static final Category DEFAULT_SHARING = Category.STATIC;
     public static final int DEFAULT_QUEUE_DEPTH = 256;
@@ -58,6 +63,17 @@ public record EndpointClass(String name, SharingConfig sharing, int queueDepth, 
         Objects.requireNonNull(cq, "cq");
         Objects.requireNonNull(srd, "srd");
         Objects.requireNonNull(onUnsupported, "onUnsupported");
+        if (connection == null) {
+            connection = ConnectionOptions.DEFAULTS;
+        }
+    }
+
+    /** A class with the default connection options. */
+    public EndpointClass(String name, SharingConfig sharing, int queueDepth, int postlist, int unsignaled,
+                         int inlineThreshold, BlueFlame blueFlame, ChainedPosts chained, boolean sgeHeaderPayload,
+                         SrqSettings srq, CqSettings cq, SrdSettings srd, OnUnsupported onUnsupported) {
+        this(name, sharing, queueDepth, postlist, unsignaled, inlineThreshold, blueFlame, chained, sgeHeaderPayload,
+                srq, cq, srd, onUnsupported, ConnectionOptions.DEFAULTS);
     }
 
     /** Every setting at its default, for a class called {@code name}. */

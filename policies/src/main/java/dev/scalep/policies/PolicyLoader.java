@@ -1,5 +1,9 @@
 package dev.scalep.policies;
 
+import dev.scalep.verbs.ConnectionOptions;
+import dev.scalep.verbs.GidType;
+import dev.scalep.verbs.PathMtu;
+
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.common.ScalarStyle;
 import org.snakeyaml.engine.v2.composer.Composer;
@@ -173,6 +177,12 @@ public final class PolicyLoader {
             Field.m("cq", Field.i("depth", 1, MAX_CQ_DEPTH),
                     Field.m("moderation", Field.i("count", 0, MAX_MODERATION), Field.i("period-us", 0, MAX_MODERATION))),
             Field.m("srd", Field.e("ordering", "none", "receiver-reorder", "sender-wait"), Field.b("atomics-emulation")),
+            Field.m("connection", Field.i("port", 1, 255), Field.i("gid-index", 0, 255),
+                    Field.e("gid-type", "any", "ib", "roce-v1", "roce-v2"), Field.e("address-family", "any", "ipv4", "ipv6"),
+                    Field.i("path-mtu", 256, 4096), Field.i("min-rnr-timer", 0, 31), Field.i("timeout", 0, 31),
+                    Field.i("retry-count", 0, 7), Field.i("rnr-retry", 0, 7), Field.i("max-rd-atomic", 1, 255),
+                    Field.i("max-dest-rd-atomic", 1, 255), Field.i("service-level", 0, 15),
+                    Field.i("traffic-class", 0, 255), Field.i("hop-limit", 1, 255)),
             Field.e("on-unsupported", "fail", "degrade"));
 
     private static final List<Field> TOP_FIELDS = List.of(
@@ -681,10 +691,31 @@ public final class PolicyLoader {
                 error(loc(v, where, "cq.moderation.count", "cq.depth"), c + "cq.moderation.count " + modCount
                         + " > cq.depth " + cqDepth + " (an event would never fire)");
             }
+            ConnectionOptions conn = connection(v, d.connection(), c, where);
             if (errors.size() != before) return null;
             return new EndpointClass(name, sharing, queueDepth, postlist, unsignaled, inline, bf,
                     new ChainedPosts(chainEnabled, pool, maxLen), sge, new SrqSettings(srqDepth, refillThreshold, refillBatch),
-                    new CqSettings(cqDepth, modCount, modPeriod), new SrdSettings(ordering, atomics), onu);
+                    new CqSettings(cqDepth, modCount, modPeriod), new SrdSettings(ordering, atomics), onu, conn);
+        }
+
+        /** The {@code connection} section over {@code d}; an MTU that is not a power of two is an error. */
+        ConnectionOptions connection(Map<String, Val> v, ConnectionOptions d, String c, SourceLocation where) {
+            int mtu = get(v, "connection.path-mtu", d.pathMtu());
+            if (mtu != PathMtu.AUTO && !PathMtu.valid(mtu)) {
+                error(loc(v, where, "connection.path-mtu"), c + "connection.path-mtu " + mtu
+                        + " is not one of 256, 512, 1024, 2048, 4096");
+                return null;
+            }
+            String type = get(v, "connection.gid-type", d.gidType() == null ? "any" : d.gidType().spelling());
+            String family = get(v, "connection.address-family", d.family().spelling());
+            return new ConnectionOptions(get(v, "connection.port", d.port()), get(v, "connection.gid-index", d.gidIndex()),
+                    GidType.parse(type), ConnectionOptions.AddressFamily.valueOf(family.toUpperCase()), mtu,
+                    get(v, "connection.min-rnr-timer", d.minRnrTimer()), get(v, "connection.timeout", d.timeout()),
+                    get(v, "connection.retry-count", d.retryCount()), get(v, "connection.rnr-retry", d.rnrRetry()),
+                    get(v, "connection.max-rd-atomic", d.maxRdAtomic()),
+                    get(v, "connection.max-dest-rd-atomic", d.maxDestRdAtomic()),
+                    get(v, "connection.service-level", d.serviceLevel()),
+                    get(v, "connection.traffic-class", d.trafficClass()), get(v, "connection.hop-limit", d.hopLimit()));
         }
 
         static SourceLocation loc(Map<String, Val> v, SourceLocation dflt, String... keys) {

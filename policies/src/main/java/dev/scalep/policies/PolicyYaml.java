@@ -45,9 +45,35 @@ final class PolicyYaml {
             sb.append("    srd:\n");
             line(sb, 6, "ordering", c.srd().ordering().spelling());
             line(sb, 6, "atomics-emulation", c.srd().atomicsEmulation());
+            var k = c.connection();
+            sb.append("    connection:\n");
+            line(sb, 6, "port", k.port());
+            auto(sb, "gid-index", k.gidIndex() < 0 ? null : k.gidIndex(), "chosen by gid-type and address-family");
+            line(sb, 6, "gid-type", k.gidType() == null ? "any" : k.gidType().spelling());
+            line(sb, 6, "address-family", k.family().spelling());
+            auto(sb, "path-mtu", k.pathMtu() == 0 ? null : k.pathMtu(), "the port's active MTU, lowered to the peer's");
+            line(sb, 6, "min-rnr-timer", k.minRnrTimer());
+            line(sb, 6, "timeout", k.timeout());
+            line(sb, 6, "retry-count", k.retryCount());
+            line(sb, 6, "rnr-retry", k.rnrRetry());
+            auto(sb, "max-rd-atomic", k.maxRdAtomic() == 0 ? null : k.maxRdAtomic(), "the device's limit, at most 16");
+            auto(sb, "max-dest-rd-atomic", k.maxDestRdAtomic() == 0 ? null : k.maxDestRdAtomic(),
+                    "the device's limit, at most 16");
+            line(sb, 6, "service-level", k.serviceLevel());
+            line(sb, 6, "traffic-class", k.trafficClass());
+            line(sb, 6, "hop-limit", k.hopLimit());
             line(sb, 4, "on-unsupported", c.onUnsupported().spelling());
         }
         return sb.toString();
+    }
+
+    /** A connection key: its value, or (automatic) a comment saying what is used, so the output loads again. */
+    private static void auto(StringBuilder sb, String key, Object value, String automatic) {
+        if (value != null) {
+            line(sb, 6, key, value);
+        } else {
+            sb.append("      # ").append(key).append(": automatic (").append(automatic).append(")\n");
+        }
     }
 
     private static void line(StringBuilder sb, int indent, String key, Object value) {

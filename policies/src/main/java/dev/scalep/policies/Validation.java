@@ -1,5 +1,7 @@
 package dev.scalep.policies;
 
+import dev.scalep.verbs.ConnectionOptions;
+
 import dev.scalep.verbs.DeviceCapabilities;
 
 import java.util.ArrayList;
@@ -131,6 +133,19 @@ final class Validation {
                     "cq.depth " + cq.depth() + " > device limit " + caps.maxCqe() + on)) {
                 cq = new CqSettings(caps.maxCqe(), Math.min(cq.moderationCount(), caps.maxCqe()), cq.moderationPeriodUs());
             }
+            ConnectionOptions conn = c.connection();
+            if (caps != null && conn.maxRdAtomic() > caps.maxQpInitRdAtom()
+                    && unsupported("connection.max-rd-atomic", conn.maxRdAtomic(), caps.maxQpInitRdAtom(),
+                    "connection.max-rd-atomic " + conn.maxRdAtomic() + " > device limit max_qp_init_rd_atom "
+                            + caps.maxQpInitRdAtom() + on)) {
+                conn = conn.withRdAtomic(caps.maxQpInitRdAtom(), conn.maxDestRdAtomic());
+            }
+            if (caps != null && conn.maxDestRdAtomic() > caps.maxQpRdAtom()
+                    && unsupported("connection.max-dest-rd-atomic", conn.maxDestRdAtomic(), caps.maxQpRdAtom(),
+                    "connection.max-dest-rd-atomic " + conn.maxDestRdAtomic() + " > device limit max_qp_rd_atom "
+                            + caps.maxQpRdAtom() + on)) {
+                conn = conn.withRdAtomic(conn.maxRdAtomic(), caps.maxQpRdAtom());
+            }
             if (caps != null && caps.inOrder()) {
                 if (srd.ordering() != Ordering.NONE) {
                     notes.add(cn + "srd.ordering " + srd.ordering() + " is a no-op on in-order device " + device
@@ -149,7 +164,7 @@ final class Validation {
                 notes.add(cn + "blueflame on applies to single posts only; lists of " + postlist + " are DMA-read by the NIC");
             }
             return new EndpointClass(c.name(), sharing, qd, postlist, q, inline, bf, chained, c.sgeHeaderPayload(),
-                    srq, cq, srd, c.onUnsupported());
+                    srq, cq, srd, c.onUnsupported(), conn);
         }
 
         static String name(SharingConfig s) {

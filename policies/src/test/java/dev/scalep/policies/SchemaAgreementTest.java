@@ -69,6 +69,8 @@ class SchemaAgreementTest {
             "classes:\n  a: {}\n",
             "version: 1\ndescription: d\nclasses:\n  a: {sharing: \"ctx=shared, td=paired, qp=4way:combining, cq=per-qp, buf=per-thread\"}\n",
             "classes:\n  a: {sharing: mpi-threads, srd: {ordering: sender-wait}, cq: {moderation: {count: 0}}}\n  b: {extends: a}\n",
+            "classes:\n  a: {connection: {port: 2, gid-index: 3, path-mtu: 1024, timeout: 18, retry-count: 5, rnr-retry: 3, min-rnr-timer: 12, max-rd-atomic: 4, max-dest-rd-atomic: 8, service-level: 3, traffic-class: 106, hop-limit: 32}}\n",
+            "classes:\n  a: {connection: {gid-type: roce-v2, address-family: ipv4}}\n",
     })
     void bothAcceptGoodFiles(String yaml) {
         assertTrue(loaderAccepts(yaml), yaml);
@@ -100,6 +102,14 @@ class SchemaAgreementTest {
             "extra: 1\nclasses:\n  a: {}\n",
             "description: 5\nclasses:\n  a: {}\n",
             "- a\n",
+            "classes:\n  a: {connection: {path-mtu: 1500}}\n",
+            "classes:\n  a: {connection: {path-mtu: 8192}}\n",
+            "classes:\n  a: {connection: {timeout: 32}}\n",
+            "classes:\n  a: {connection: {retry-count: 8}}\n",
+            "classes:\n  a: {connection: {gid-type: roce-v3}}\n",
+            "classes:\n  a: {connection: {hop-limit: 0}}\n",
+            "classes:\n  a: {connection: {gid-index: 256}}\n",
+            "classes:\n  a: {connection: {mtu: 1024}}\n",
     })
     void bothRejectBadFiles(String yaml) {
         assertFalse(loaderAccepts(yaml), yaml);
@@ -115,7 +125,7 @@ class SchemaAgreementTest {
         assertEquals("https://json-schema.org/draft/2020-12/schema", s.get("$schema").asText());
         JsonNode props = s.at("/$defs/class/properties");
         for (String k : List.of("extends", "sharing", "queue-depth", "postlist", "unsignaled", "inline", "blueflame",
-                "chained", "sge-header-payload", "srq", "cq", "srd", "on-unsupported")) {
+                "chained", "sge-header-payload", "srq", "cq", "srd", "connection", "on-unsupported")) {
             assertTrue(props.has(k), k);
         }
         assertEquals(32, props.at("/postlist/default").asInt());
@@ -123,5 +133,15 @@ class SchemaAgreementTest {
         assertEquals(EndpointClass.DEFAULT_UNSIGNALED, props.at("/unsignaled/default").asInt());
         assertEquals(EndpointClass.DEFAULT_QUEUE_DEPTH, props.at("/queue-depth/default").asInt());
         assertEquals(EndpointClass.DEFAULT_INLINE, props.at("/inline/default").asInt());
+        var c = dev.scalep.verbs.ConnectionOptions.DEFAULTS;
+        JsonNode k = props.at("/connection/properties");
+        assertEquals(c.port(), k.at("/port/default").asInt());
+        assertEquals(c.minRnrTimer(), k.at("/min-rnr-timer/default").asInt());
+        assertEquals(c.timeout(), k.at("/timeout/default").asInt());
+        assertEquals(c.retryCount(), k.at("/retry-count/default").asInt());
+        assertEquals(c.rnrRetry(), k.at("/rnr-retry/default").asInt());
+        assertEquals(c.serviceLevel(), k.at("/service-level/default").asInt());
+        assertEquals(c.trafficClass(), k.at("/traffic-class/default").asInt());
+        assertEquals(c.hopLimit(), k.at("/hop-limit/default").asInt());
     }
 }

@@ -5,12 +5,10 @@ import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.Context;
 import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.CqOptions;
-import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.ProtectionDomain;
-import dev.scalep.verbs.QpCounters;
 import dev.scalep.verbs.QpInitAttr;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.QueuePair;
@@ -41,7 +39,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * later signaled completion, and every credit back at the end.
  */
 class SimSharedQpStressTest {
-    static final long DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(20);
+    /**
+     * {@code -Dscalep.th.devices=rxe0/rxe1 -Dscalep.th.scale=500 -Dscalep.th.deadline-s=120} runs the
+     * same checks on real verbs (sender QPs on the first device, their peers on the second) with
+     * 1/500 of the requests (rounded to whole signal intervals), as the rxe VM of {@code verbs/src/test/rxe/run} does.
+     */
+    static final String[] DEVICES = System.getProperty("scalep.th.devices", "sim:mlx5").split("/");
+    static final int SCALE = Integer.getInteger("scalep.th.scale", 1);
+    static final long DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(Integer.getInteger("scalep.th.deadline-s", 20));
     static final int DEPTH = 256;
 
     /** Two contexts on sim:mlx5, a receiver QP and the sender's QPs on one shared CQ. */
@@ -60,9 +65,8 @@ class SimSharedQpStressTest {
         final List<QueuePair> qps = new ArrayList<>();
 
         Rig(int cqDepth) {
-            Device dev = Devices.byName("sim:mlx5");
-            ctxA = dev.open(ContextOptions.DEFAULTS);
-            ctxB = dev.open(ContextOptions.DEFAULTS);
+            ctxA = Devices.byName(DEVICES[0]).open(ContextOptions.DEFAULTS);
+            ctxB = Devices.byName(DEVICES[DEVICES.length - 1]).open(ContextOptions.DEFAULTS);
             pdA = ctxA.allocPd();
             pdB = ctxB.allocPd();
             cq = ctxA.createCq(CqOptions.of(cqDepth));
@@ -170,8 +174,11 @@ class SimSharedQpStressTest {
             "LOCKED, 4, 250000, 8, 16",
     })
     @Timeout(60)
-    void sharedQpOnSim(SharedQpStressTest.Kind kind, int threads, long perThread, int batch, int signalEvery)
+    void sharedQpOnSim(SharedQpStressTest.Kind kind, int threads, long requests, int batch, int signalEvery)
             throws Exception {
+        long unit = (long) signalEvery * batch / java.math.BigInteger.valueOf(signalEvery).gcd(
+                java.math.BigInteger.valueOf(batch)).longValue();
+        long perThread = requests / SCALE / unit * unit; // whole batches and signal intervals
         try (Rig rig = new Rig(4 * DEPTH)) {
             QueuePair qp = rig.qp();
             try (SendPath p = kind == SharedQpStressTest.Kind.COMBINING
@@ -191,7 +198,7 @@ class SimSharedQpStressTest {
                     assertEquals(perThread / signalEvery, delivered[t], "signaled completions of owner " + t);
                     assertEquals(perThread, p.retired(t), "requests retired to owner " + t);
                 }
-                assertEquals(total, ((QpCounters) qp).wqes(), "WQEs the device executed");
+                assertEquals(total, qp.counters().wqes(), "WQEs the device executed");
                 assertEquals(DEPTH, p.freeSlots(), "credits back");
                 assertEquals(0, p.rejected());
                 assertEquals(0, router.unrouted());
@@ -199,7 +206,7 @@ class SimSharedQpStressTest {
                 if (p instanceof CombiningPoster cp) {
                     assertEquals(total, cp.combined(), "requests through the combiner's doorbells");
                     assertEquals(0, cp.queued());
-                    assertEquals(((QpCounters) qp).doorbells(), cp.doorbells(), "one provider doorbell per postlist");
+                    assertEquals(qp.counters().doorbells(), cp.doorbells(), "one provider doorbell per postlist");
                 }
             }
         }
@@ -214,7 +221,7 @@ class SimSharedQpStressTest {
     @Timeout(60)
     void sharedCqRoutedToOwners() throws Exception {
         int threads = 8;
-        long perThread = 200_000;
+        long perThread = 200_000 / SCALE / 32 * 32;
         int signalEvery = 32;
         try (Rig rig = new Rig(8 * DEPTH)) {
             List<SendPath> paths = new ArrayList<>();

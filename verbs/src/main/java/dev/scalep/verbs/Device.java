@@ -16,6 +16,12 @@ public interface Device {
     /** Capabilities as queried from the device. */
     DeviceCapabilities capabilities();
 
+    /**
+     * The device's ports with their state, MTU, link layer and GID table (as queried when the device
+     * was found). Port numbers start at 1.
+     */
+    java.util.List<PortInfo> ports();
+
     /** Open a device context ({@code ibv_open_device}) with provider knobs in force. Owned by the caller. */
     Context open(ContextOptions options);
 

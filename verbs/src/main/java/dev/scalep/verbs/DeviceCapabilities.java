@@ -32,6 +32,8 @@ import java.util.Set;
  * @param singleThreadedCq  {@code IBV_CREATE_CQ_ATTR_SINGLE_THREADED} is honoured
  * @param extendedCqOnly    only {@code ibv_create_cq_ex} creates CQs (EFA)
  * @param maxDynamicUars    dynamically allocated UAR pages per context (thread domains), 0 if none
+ * @param maxQpRdAtom       RDMA reads/atomics a QP accepts as responder ({@code max_qp_rd_atom})
+ * @param maxQpInitRdAtom   RDMA reads/atomics a QP keeps in flight as initiator ({@code max_qp_init_rd_atom})
  */
 public record DeviceCapabilities(
         DeviceKind kind,
@@ -57,10 +59,30 @@ public record DeviceCapabilities(
         boolean inOrder,
         boolean singleThreadedCq,
         boolean extendedCqOnly,
-        int maxDynamicUars) {
+        int maxDynamicUars,
+        int maxQpRdAtom,
+        int maxQpInitRdAtom) {
 
     public DeviceCapabilities {
         qpTypes = Set.copyOf(qpTypes);
+    }
+
+    /** Capabilities with the read/atomic depths of a ConnectX device (16 each). */
+    public DeviceCapabilities(DeviceKind kind, Set<QpType> qpTypes, int maxQp, int maxQpWr, int maxSge,
+                              int maxRecvSge, int maxCq, int maxCqe, int maxMr, long maxMrSize, int maxPd, int maxSrq,
+                              int maxSrqWr, int maxInline, boolean threadDomains, boolean blueFlame, boolean rdmaRead,
+                              boolean rdmaWrite, boolean writeWithImm, boolean unsignaled, boolean inOrder,
+                              boolean singleThreadedCq, boolean extendedCqOnly, int maxDynamicUars) {
+        this(kind, qpTypes, maxQp, maxQpWr, maxSge, maxRecvSge, maxCq, maxCqe, maxMr, maxMrSize, maxPd, maxSrq,
+                maxSrqWr, maxInline, threadDomains, blueFlame, rdmaRead, rdmaWrite, writeWithImm, unsignaled, inOrder,
+                singleThreadedCq, extendedCqOnly, maxDynamicUars, 16, 16);
+    }
+
+    /** The same capabilities with BlueFlame {@code on}. */
+    public DeviceCapabilities withBlueFlame(boolean on) {
+        return new DeviceCapabilities(kind, qpTypes, maxQp, maxQpWr, maxSge, maxRecvSge, maxCq, maxCqe, maxMr,
+                maxMrSize, maxPd, maxSrq, maxSrqWr, maxInline, threadDomains, on, rdmaRead, rdmaWrite, writeWithImm,
+                unsignaled, inOrder, singleThreadedCq, extendedCqOnly, maxDynamicUars, maxQpRdAtom, maxQpInitRdAtom);
     }
 
     /** Whether the device can execute this opcode. */
@@ -100,6 +122,8 @@ public record DeviceCapabilities(
         m.put("singleThreadedCq", singleThreadedCq);
         m.put("extendedCqOnly", extendedCqOnly);
         m.put("maxDynamicUars", maxDynamicUars);
+        m.put("maxQpRdAtom", maxQpRdAtom);
+        m.put("maxQpInitRdAtom", maxQpInitRdAtom);
         return m;
     }
 }

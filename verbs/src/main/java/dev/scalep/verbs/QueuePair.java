@@ -29,8 +29,16 @@ public interface QueuePair extends AutoCloseable {
     /** The mlx5 uUAR (doorbell register) index this QP rings, -1 where the device has none. */
     int uuar();
 
-    /** This QP's address for a peer. */
+    /**
+     * This QP's address for a peer: the selected port's LID and GID ({@link QpInitAttr#connection()})
+     * and the path MTU this side accepts.
+     */
     QpAddress address();
+
+    /** The path MTU in force (bytes): agreed with the peer at RTR (RC); 0 before RTR or where none applies. */
+    default int pathMtu() {
+        return 0;
+    }
 
     /** RESET → INIT with the remote access rights this QP grants. */
     void init(int accessFlags);
@@ -38,7 +46,10 @@ public interface QueuePair extends AutoCloseable {
     /** INIT → RTR, connected to {@code remote} (RC); {@code null} for UD and SRD. */
     void readyToReceive(QpAddress remote);
 
-    /** RTR → RTS. {@code rnrRetry} 7 retries forever; fewer gives RNR_RETRY_EXC_ERR when no receive is posted. */
+    /**
+     * RTR → RTS. {@code rnrRetry} 7 retries forever; fewer gives RNR_RETRY_EXC_ERR when no receive is
+     * posted. The ACK timeout and the initiator depth come from {@link QpInitAttr#connection()}.
+     */
     void readyToSend(int retryCount, int rnrRetry);
 
     /** Move to ERR: outstanding work completes with WR_FLUSH_ERR, each WR exactly once. */
@@ -51,7 +62,7 @@ public interface QueuePair extends AutoCloseable {
     default void connect(QpAddress remote, int accessFlags, int rnrRetry) {
         init(accessFlags);
         readyToReceive(remote);
-        readyToSend(7, rnrRetry);
+        readyToSend(attributes().connection().retryCount(), rnrRetry);
     }
 
     /**
@@ -83,7 +94,10 @@ public interface QueuePair extends AutoCloseable {
     /** Post receives to this QP's own receive queue. 0 or a positive errno. */
     int postRecv(RecvWorkRequests wrs);
 
-    /** Send WQEs outstanding (posted, not yet retired by a completion). */
+    /**
+     * Send WQEs outstanding (posted, not yet retired by a completion). Exact when one thread posts
+     * to the QP at a time (as every scalep send path does); the providers add no lock for it.
+     */
     int outstandingSends();
 
     /** Feature-effect counters. */

@@ -24,6 +24,8 @@ public final class RecvWorkRequests implements AutoCloseable {
     private final int maxSge;
     private int count;
     private int badIndex = -1;
+    /** Where a provider's {@code post_*} writes {@code *bad_wr}: one per list, so per posting thread. */
+    private final MemorySegment badWr;
 
     public RecvWorkRequests(int capacity, int maxSge) {
         if (capacity < 1 || maxSge < 1) {
@@ -34,6 +36,7 @@ public final class RecvWorkRequests implements AutoCloseable {
         this.arena = Arena.ofShared();
         this.wrs = arena.allocate(WR * capacity, 64);
         this.sges = arena.allocate(SGE * capacity * maxSge, 64);
+        this.badWr = arena.allocate(8, 8);
         for (int i = 0; i < capacity; i++) {
             wrs.set(JAVA_LONG, WR * i + Structs.RECV_SG_LIST, sges.address() + SGE * maxSge * i);
         }
@@ -109,6 +112,11 @@ public final class RecvWorkRequests implements AutoCloseable {
 
     public int sgeLkey(int i, int j) {
         return sges.get(JAVA_INT, SGE * ((long) maxSge * i + j) + Structs.SGE_LKEY);
+    }
+
+    /** An 8-byte native slot for a provider's {@code bad_wr} out-parameter (provider use). */
+    public MemorySegment badWrSlot() {
+        return badWr;
     }
 
     public int badIndex() {

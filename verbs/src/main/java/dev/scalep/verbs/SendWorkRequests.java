@@ -33,6 +33,8 @@ public final class SendWorkRequests implements AutoCloseable {
     private final int maxSge;
     private int count;
     private int badIndex = -1;
+    /** Where a provider's {@code post_*} writes {@code *bad_wr}: one per list, so per posting thread. */
+    private final MemorySegment badWr;
 
     /** A list of {@code capacity} work requests with up to {@code maxSge} SGEs each. */
     public SendWorkRequests(int capacity, int maxSge) {
@@ -44,6 +46,7 @@ public final class SendWorkRequests implements AutoCloseable {
         this.arena = Arena.ofShared();
         this.wrs = arena.allocate(WR * capacity, 64);
         this.sges = arena.allocate(SGE * capacity * maxSge, 64);
+        this.badWr = arena.allocate(8, 8);
         for (int i = 0; i < capacity; i++) {
             wrs.set(JAVA_LONG, WR * i + Structs.SEND_SG_LIST, sges.address() + SGE * maxSge * i);
         }
@@ -297,6 +300,11 @@ public final class SendWorkRequests implements AutoCloseable {
      * Index of the first work request the last failed post did not accept (verbs' {@code bad_wr}),
      * or -1 after a successful post.
      */
+    /** An 8-byte native slot for a provider's {@code bad_wr} out-parameter (provider use). */
+    public MemorySegment badWrSlot() {
+        return badWr;
+    }
+
     public int badIndex() {
         return badIndex;
     }

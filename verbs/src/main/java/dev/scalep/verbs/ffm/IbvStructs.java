@@ -44,6 +44,12 @@ public final class IbvStructs {
     public static final StructLayout IBV_GID = structLayout(
             U64.withName("subnet_prefix"), U64.withName("interface_id")).withName("ibv_gid");
 
+    /** {@code struct ibv_gid_entry} ({@code ibv_query_gid_ex}). */
+    public static final StructLayout IBV_GID_ENTRY = structLayout(
+            IBV_GID.withName("gid"), U32.withName("gid_index"), U32.withName("port_num"), U32.withName("gid_type"),
+            U32.withName("ndev_ifindex")).withName("ibv_gid_entry");
+    public static final long GE_GID_TYPE = off(IBV_GID_ENTRY, "gid_type");
+
     /** {@code struct ibv_qp_cap}. */
     public static final StructLayout IBV_QP_CAP = structLayout(
             U32.withName("max_send_wr"), U32.withName("max_recv_wr"), U32.withName("max_send_sge"),
@@ -101,6 +107,7 @@ public final class IbvStructs {
             .withName("ibv_ah_attr");
     public static final long AH_GRH_DGID = IBV_AH_ATTR.byteOffset(groupElement("grh"), groupElement("dgid"));
     public static final long AH_GRH_SGID_INDEX = IBV_AH_ATTR.byteOffset(groupElement("grh"), groupElement("sgid_index"));
+    public static final long AH_GRH_TRAFFIC_CLASS = IBV_AH_ATTR.byteOffset(groupElement("grh"), groupElement("traffic_class"));
     public static final long AH_GRH_HOP_LIMIT = IBV_AH_ATTR.byteOffset(groupElement("grh"), groupElement("hop_limit"));
     public static final long AH_DLID = off(IBV_AH_ATTR, "dlid");
     public static final long AH_SL = off(IBV_AH_ATTR, "sl");

@@ -57,6 +57,7 @@ public final class LibIbverbs {
     private final MethodHandle queryDevice;
     private final MethodHandle queryPort;
     private final MethodHandle queryGid;
+    private final MethodHandle queryGidEx;
     private final MethodHandle allocPd;
     private final MethodHandle deallocPd;
     private final MethodHandle regMr;
@@ -94,6 +95,8 @@ public final class LibIbverbs {
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, ADDRESS));
         queryGid = Native.require(lib, "ibv_query_gid",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, JAVA_INT, ADDRESS), CAPTURE_ERRNO);
+        queryGidEx = Native.bind(lib, "_ibv_query_gid_ex", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT,
+                JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG)).orElse(null);
         allocPd = Native.require(lib, "ibv_alloc_pd", pP, CAPTURE_ERRNO);
         deallocPd = Native.require(lib, "ibv_dealloc_pd", iP);
         regMr = Native.require(lib, "ibv_reg_mr",
@@ -198,6 +201,21 @@ public final class LibIbverbs {
     public int queryPort(MemorySegment ctx, int port, MemorySegment attr) {
         try {
             return (int) queryPort.invokeExact(ctx, (byte) port, attr);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code ibv_query_gid_ex} (the exported {@code _ibv_query_gid_ex}, rdma-core ≥ v32): 0, or an
+     * errno (ENODATA for an empty entry); -1 with {@code ENOSYS} semantics when the library lacks it.
+     */
+    public int queryGidEx(MemorySegment ctx, int port, int index, MemorySegment entry) {
+        if (queryGidEx == null) {
+            return -1;
+        }
+        try {
+            return (int) queryGidEx.invokeExact(ctx, port, index, entry, 0, entry.byteSize());
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -42,12 +42,13 @@ public final class Ops {
             FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_LONG), CRITICAL);
     private static final MethodHandle V_PILI = LINKER.downcallHandle(
             FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_LONG, JAVA_INT), CRITICAL);
-    private static final MethodHandle V_PPII = LINKER.downcallHandle(
-            FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT), CRITICAL);
-    private static final MethodHandle V_PLP = LINKER.downcallHandle(
-            FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, ADDRESS), CRITICAL);
-    private static final MethodHandle V_PPL = LINKER.downcallHandle(
-            FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG), CRITICAL);
+    private static final MethodHandle V_PLL = LINKER.downcallHandle(
+            FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_LONG), CRITICAL);
+    private static final MethodHandle V_PLII = LINKER.downcallHandle(
+            FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT), CRITICAL);
+    /** Pointers passed as raw addresses ({@code long}): the data path builds no segment per call. */
+    private static final MethodHandle I_PLP = LINKER.downcallHandle(
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS), CRITICAL);
     /** Control-path op returning a pointer or NULL with errno. */
     private static final MethodHandle P_PP_ERRNO = LINKER.downcallHandle(
             FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS), CAPTURE_ERRNO);
@@ -61,6 +62,18 @@ public final class Ops {
     public static int post(MemorySegment fn, MemorySegment queue, MemorySegment wr, MemorySegment bad) {
         try {
             return (int) I_PPP.invokeExact(fn, queue, wr, bad);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code post_send}/{@code post_recv} of the chain starting at native address {@code wr} (a record
+     * inside a list, without a slice per post): 0 or a positive errno, {@code *bad} set.
+     */
+    public static int postAt(MemorySegment fn, MemorySegment queue, long wr, MemorySegment bad) {
+        try {
+            return (int) I_PLP.invokeExact(fn, queue, wr, bad);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -180,28 +193,28 @@ public final class Ops {
         }
     }
 
-    /** {@code wr_set_ud_addr(qp, ah, remote_qpn, remote_qkey)}. */
-    public static void wrSetUdAddr(MemorySegment fn, MemorySegment qpx, MemorySegment ah, int qpn, int qkey) {
+    /** {@code wr_set_ud_addr(qp, ah, remote_qpn, remote_qkey)}, the AH as its native address. */
+    public static void wrSetUdAddr(MemorySegment fn, MemorySegment qpx, long ah, int qpn, int qkey) {
         try {
-            V_PPII.invokeExact(fn, qpx, ah, qpn, qkey);
+            V_PLII.invokeExact(fn, qpx, ah, qpn, qkey);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
-    /** {@code wr_set_sge_list(qp, num_sge, sg_list)}. */
-    public static void wrSetSgeList(MemorySegment fn, MemorySegment qpx, long n, MemorySegment sges) {
+    /** {@code wr_set_sge_list(qp, num_sge, sg_list)}, the list as its native address. */
+    public static void wrSetSgeList(MemorySegment fn, MemorySegment qpx, long n, long sges) {
         try {
-            V_PLP.invokeExact(fn, qpx, n, sges);
+            V_PLL.invokeExact(fn, qpx, n, sges);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
-    /** {@code wr_set_inline_data(qp, addr, length)}. */
-    public static void wrSetInlineData(MemorySegment fn, MemorySegment qpx, MemorySegment addr, long length) {
+    /** {@code wr_set_inline_data(qp, addr, length)}, the data as its native address. */
+    public static void wrSetInlineData(MemorySegment fn, MemorySegment qpx, long addr, long length) {
         try {
-            V_PPL.invokeExact(fn, qpx, addr, length);
+            V_PLL.invokeExact(fn, qpx, addr, length);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -9,6 +9,7 @@ import dev.scalep.verbs.CqOptions;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.DeviceKind;
 import dev.scalep.verbs.Errno;
+import dev.scalep.verbs.PortInfo;
 import dev.scalep.verbs.ProtectionDomain;
 import dev.scalep.verbs.ResourceUsage;
 import dev.scalep.verbs.TdSharing;
@@ -34,12 +35,11 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /**
  * An open {@code ibv_context}. Owns every object created through it and destroys them in reverse
- * dependency order on {@link #close()}. Port 1 and GID index 0 are used for addressing (on RoCE the
- * link-local GID). Creation methods are thread-safe.
+ * dependency order on {@link #close()}. The ports (state, MTU, link layer, GID table) are read when
+ * it opens; each QP picks its port and GID from its {@link dev.scalep.verbs.ConnectionOptions}.
+ * Creation methods are thread-safe.
  */
 final class IbvContext implements Context {
-    static final int PORT = 1;
-    static final int GID_INDEX = 0;
 
     final IbvDevice device;
     final LibIbverbs lib;
@@ -52,11 +52,8 @@ final class IbvContext implements Context {
     /** The context's {@code async_fd} (set non-blocking at open) and the lock held from get to ack. */
     private final int asyncFd;
     private final Object asyncLock = new Object();
-    /** Port facts read at open. */
-    final int activeMtu;
-    final int linkLayer;
-    final int lid;
-    final byte[] gid;
+    /** The ports as read at open. */
+    final List<PortInfo> ports;
     /** Function pointers of {@code ibv_context.ops}, read once. */
     final MemorySegment postSendFn, postRecvFn, postSrqRecvFn, pollCqFn, reqNotifyFn;
 
@@ -70,18 +67,15 @@ final class IbvContext implements Context {
     final List<IbvTd> tds = new ArrayList<>();
     final List<IbvPd> pds = new ArrayList<>();
 
-    private IbvContext(IbvDevice device, MemorySegment ctx, ContextOptions options, String env, int activeMtu,
-                       int linkLayer, int lid, byte[] gid) {
+    private IbvContext(IbvDevice device, MemorySegment ctx, ContextOptions options, String env,
+                       List<PortInfo> ports) {
         this.device = device;
         this.lib = device.lib;
         this.ctx = ctx;
         this.name = device.name();
         this.options = options;
         this.env = env;
-        this.activeMtu = activeMtu;
-        this.linkLayer = linkLayer;
-        this.lid = lid;
-        this.gid = gid;
+        this.ports = ports;
         this.usage = new Usage(device.usage);
         this.postSendFn = ctx.get(ADDRESS, IbvStructs.CTX_POST_SEND);
         this.postRecvFn = ctx.get(ADDRESS, IbvStructs.CTX_POST_RECV);
@@ -110,22 +104,14 @@ final class IbvContext implements Context {
                 throw Check.fail("ibv_open_device", Native.errno(st), name, null);
             }
             ctx = ctx.reinterpret(IbvStructs.IBV_CONTEXT.byteSize());
-            MemorySegment pa = a.allocate(IbvStructs.IBV_PORT_ATTR);
-            int rc = lib.queryPort(ctx, PORT, pa);
-            if (rc != 0) {
+            List<PortInfo> ports;
+            try {
+                ports = Ports.all(lib, ctx, name, device.portCount);
+            } catch (VerbsException e) {
                 lib.closeDevice(st, ctx);
-                throw Check.fail("ibv_query_port", rc, name, "port " + PORT);
+                throw e;
             }
-            MemorySegment g = a.allocate(IbvStructs.IBV_GID);
-            if (lib.queryGid(st, ctx, PORT, GID_INDEX, g) != 0) {
-                int errno = Native.errno(st);
-                lib.closeDevice(st, ctx);
-                throw Check.fail("ibv_query_gid", errno == 0 ? Errno.EINVAL : errno, name,
-                        "port " + PORT + " index " + GID_INDEX);
-            }
-            IbvContext c = new IbvContext(device, ctx, options, env, pa.get(JAVA_INT, IbvStructs.PA_ACTIVE_MTU),
-                    Byte.toUnsignedInt(pa.get(JAVA_BYTE, IbvStructs.PA_LINK_LAYER)),
-                    Short.toUnsignedInt(pa.get(JAVA_SHORT, IbvStructs.PA_LID)), g.toArray(JAVA_BYTE));
+            IbvContext c = new IbvContext(device, ctx, options, env, ports);
             int nb = Native.setNonBlocking(c.asyncFd);
             if (nb != 0) {
                 lib.closeDevice(st, ctx);
@@ -372,11 +358,6 @@ final class IbvContext implements Context {
         if (first != null) {
             throw first;
         }
-    }
-
-    /** Whether this context's port runs RoCE (addresses need a GRH with the GID). */
-    boolean ethernet() {
-        return linkLayer == IbvConst.IBV_LINK_LAYER_ETHERNET;
     }
 
     @Override

@@ -13,6 +13,8 @@ import dev.scalep.verbs.ffm.Native;
 import dev.scalep.verbs.ffm.Ops;
 import dev.scalep.verbs.ffm.Structs;
 
+import org.agrona.collections.Int2ObjectHashMap;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -45,10 +47,23 @@ final class IbvCq extends IbvResource implements CompletionQueue {
     private final MemorySegment pollAttr;
     private final MemorySegment startPoll, nextPoll, endPoll, readOpcode, readVendorErr, readByteLen, readImm,
             readQpNum, readSrcQp, readWcFlags;
+    private static final java.lang.invoke.VarHandle CQES;
+
+    static {
+        try {
+            CQES = java.lang.invoke.MethodHandles.lookup().findVarHandle(IbvCq.class, "cqes", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     /** QPs attached (send or receive side); replaced copy-on-write, read by pollers. */
     private volatile IbvQp[] qps = new IbvQp[0];
+    /** The same QPs by QP number (copy-on-write with {@link #qps}): one hash probe per completion. */
+    private volatile Int2ObjectHashMap<IbvQp> byQpn = new Int2ObjectHashMap<>();
     private volatile boolean overrun;
-    private long cqes;
+    /** Completions polled; added atomically (several threads may poll a CQ the provider serialises). */
+    private volatile long cqes;
     private int unacked;
 
     private IbvCq(IbvContext ctx, MemorySegment cq, MemorySegment channel, boolean extended, boolean singleThreaded) {
@@ -139,6 +154,16 @@ final class IbvCq extends IbvResource implements CompletionQueue {
         }
         IbvQp[] n = java.util.Arrays.copyOf(old, old.length + 1);
         n[old.length] = qp;
+        publish(n);
+    }
+
+    /** Publish a new attachment set (under this CQ's monitor: attach/detach are control path). */
+    private void publish(IbvQp[] n) {
+        Int2ObjectHashMap<IbvQp> m = new Int2ObjectHashMap<>();
+        for (IbvQp q : n) {
+            m.put(q.qpNum, q);
+        }
+        byQpn = m;
         qps = n;
     }
 
@@ -151,7 +176,7 @@ final class IbvCq extends IbvResource implements CompletionQueue {
                 n[j++] = q;
             }
         }
-        qps = java.util.Arrays.copyOf(n, j);
+        publish(java.util.Arrays.copyOf(n, j));
     }
 
     @Override
@@ -183,7 +208,7 @@ final class IbvCq extends IbvResource implements CompletionQueue {
             return got > n ? -got : -Errno.EIO;
         }
         if (got > 0) {
-            cqes += got;
+            CQES.getAndAdd(this, (long) got);
             account(out, got);
         }
         return got;
@@ -228,18 +253,15 @@ final class IbvCq extends IbvResource implements CompletionQueue {
 
     /** Retires send WQEs and SRQ receives of the polled completions (for outstandingSends / posted). */
     private void account(WorkCompletions out, int n) {
-        IbvQp[] attached = qps;
+        Int2ObjectHashMap<IbvQp> attached = byQpn;
         for (int i = 0; i < n; i++) {
-            int qpNum = out.qpNum(i);
-            for (IbvQp q : attached) {
-                if (q.qpNum == qpNum) {
-                    q.completed(out.status(i), out.opcode(i), this);
-                    if (q.remoteQpn != 0 && out.srcQp(i) == 0 && (out.opcode(i) & 128) != 0) {
-                        // RC: the source QP is the connected peer (rxe leaves src_qp 0 on RC receives)
-                        out.segment().set(JAVA_INT, (long) i * Structs.IBV_WC.byteSize() + Structs.WC_SRC_QP,
-                                q.remoteQpn);
-                    }
-                    break;
+            IbvQp q = attached.get(out.qpNum(i));
+            if (q != null) {
+                q.completed(out.status(i), out.opcode(i), this);
+                if (q.remoteQpn != 0 && out.srcQp(i) == 0 && (out.opcode(i) & 128) != 0) {
+                    // RC: the source QP is the connected peer (rxe leaves src_qp 0 on RC receives)
+                    out.segment().set(JAVA_INT, (long) i * Structs.IBV_WC.byteSize() + Structs.WC_SRC_QP,
+                            q.remoteQpn);
                 }
             }
         }

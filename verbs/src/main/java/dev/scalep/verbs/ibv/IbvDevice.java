@@ -5,6 +5,7 @@ import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.DeviceKind;
+import dev.scalep.verbs.PortInfo;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.ResourceUsage;
 import dev.scalep.verbs.ffm.IbvConst;
@@ -17,6 +18,7 @@ import dev.scalep.verbs.ibv.efa.Efa;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -37,10 +39,12 @@ public final class IbvDevice implements Device {
     final int maxQpRdAtom;
     final int maxQpInitRdAtom;
     final Efa.Attributes efa;
+    final int portCount;
+    private final List<PortInfo> ports;
     final Usage usage = new Usage(null);
 
     private IbvDevice(LibIbverbs lib, MemorySegment device, String name, DeviceKind kind, DeviceCapabilities caps,
-                      int maxQpRdAtom, int maxQpInitRdAtom, Efa.Attributes efa) {
+                      int maxQpRdAtom, int maxQpInitRdAtom, Efa.Attributes efa, List<PortInfo> ports) {
         this.lib = lib;
         this.device = device;
         this.name = name;
@@ -49,6 +53,8 @@ public final class IbvDevice implements Device {
         this.maxQpRdAtom = maxQpRdAtom;
         this.maxQpInitRdAtom = maxQpInitRdAtom;
         this.efa = efa;
+        this.ports = ports;
+        this.portCount = ports.size();
     }
 
     /** The family a provider serves, from the device name it gives ({@code mlx5_0}, {@code efa_0}, {@code rxe0}). */
@@ -111,9 +117,12 @@ public final class IbvDevice implements Device {
                         da.get(JAVA_INT, IbvStructs.DA_MAX_PD), da.get(JAVA_INT, IbvStructs.DA_MAX_SRQ),
                         da.get(JAVA_INT, IbvStructs.DA_MAX_SRQ_WR), maxInline, tds,
                         kind == DeviceKind.MLX5, rdmaRead, rdmaWrite, rdmaWrite, unsignaled, inOrder, stCq,
-                        extendedOnly, 0);
-                return new IbvDevice(lib, dev, name, kind, caps, da.get(JAVA_INT, IbvStructs.DA_MAX_QP_RD_ATOM),
-                        da.get(JAVA_INT, IbvStructs.DA_MAX_QP_INIT_RD_ATOM), efa);
+                        extendedOnly, 0, da.get(JAVA_INT, IbvStructs.DA_MAX_QP_RD_ATOM),
+                        da.get(JAVA_INT, IbvStructs.DA_MAX_QP_INIT_RD_ATOM));
+                int portCount = Byte.toUnsignedInt(da.get(java.lang.foreign.ValueLayout.JAVA_BYTE,
+                        IbvStructs.DA_PHYS_PORT_CNT));
+                return new IbvDevice(lib, dev, name, kind, caps, caps.maxQpRdAtom(), caps.maxQpInitRdAtom(), efa,
+                        Ports.all(lib, ctx, name, portCount));
             } finally {
                 lib.closeDevice(st, ctx);
             }
@@ -217,6 +226,12 @@ public final class IbvDevice implements Device {
     @Override
     public DeviceCapabilities capabilities() {
         return caps;
+    }
+
+    /** The ports as queried when the device was found; a context re-reads them when it opens. */
+    @Override
+    public List<PortInfo> ports() {
+        return ports;
     }
 
     @Override

@@ -130,7 +130,7 @@ final class IbvPd extends IbvResource implements ProtectionDomain {
         checkOpen();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment attr = a.allocate(IbvStructs.IBV_AH_ATTR);
-            IbvQp.fillAh(context, attr, destination);
+            Path.resolve(context, dev.scalep.verbs.ConnectionOptions.DEFAULTS, "ibv_create_ah").fillAh(attr, destination);
             MemorySegment st = Native.callState(a);
             MemorySegment ah = context.lib.createAh(st, pd, attr);
             if (ah.equals(MemorySegment.NULL)) {

@@ -4,6 +4,7 @@ import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.PathMtu;
 import dev.scalep.verbs.QpAddress;
 import dev.scalep.verbs.QpCounters;
 import dev.scalep.verbs.QpInitAttr;
@@ -40,13 +41,27 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@code ibv_wr_*} API (one {@code wr_start..wr_complete} batch per chain) under the v44 EFA rules:
  * every WR signaled, only SIGNALED and INLINE flags, send and send-with-imm, and RDMA read (write
  * from v46) where the device reports it, addressed with {@link SendWorkRequests#srdRdma}.
- * State changes are thread-safe; the data path is as thread-safe as the provider's QP lock.
+ * State changes are thread-safe.
+ *
+ * <p><b>Data path without a Java lock.</b> The provider's QP lock (absent on a parent-domain QP)
+ * serialises the native post; this class adds none. Its own send accounting ({@link #outstandingSends}
+ * and the ENOMEM at {@code max_send_wr}) is a single-producer ring ({@link SendRing}): the posting side (one thread at
+ * a time, as every scalep send path guarantees: a TD QP has one owner, a shared QP posts under its
+ * {@code SendPath}'s lock or combiner role) publishes with release stores; the polling side retires
+ * with compare-and-set, so concurrent pollers of a CQ stay exact. The check is kept because rxe
+ * accepts posts beyond the {@code max_send_wr} it reports (its ring is rounded up), and the
+ * {@link dev.scalep.verbs.QueuePair} contract promises the same back-pressure on every provider;
+ * endpoints never reach it, since {@code SendCredits} gates their posts first. The {@code bad_wr}
+ * slot belongs to the posted list, chains are passed by address and SRD work requests by raw
+ * pointers: a post allocates nothing.
+ *
+ * <p>About 700 lines: one native object's creation, state machine and its three post paths (RC/UD
+ * chains, the SRD {@code ibv_wr_*} batch, receives); the send accounting ({@link SendRing}), the
+ * port/GID/MTU resolution ({@link Path}) and the port queries ({@link Ports}) live apart.
  */
 final class IbvQp extends IbvResource implements QueuePair {
     /** The Q_Key every UD/SRD QP of this runtime uses and expects on each work request. */
     static final int QKEY = 0x11111111;
-    private static final ThreadLocal<MemorySegment> BAD = ThreadLocal.withInitial(
-            () -> Arena.ofAuto().allocate(ADDRESS));
     private static final long WR = Structs.IBV_SEND_WR.byteSize();
     private static final long RWR = Structs.IBV_RECV_WR.byteSize();
 
@@ -66,17 +81,19 @@ final class IbvQp extends IbvResource implements QueuePair {
     private final MemorySegment wrSend, wrSendImm, wrSetUdAddr, wrSetSgeList, wrSetInline, wrStart, wrComplete;
     private final MemorySegment wrRdmaRead, wrRdmaWrite;
     private volatile QpState state = QpState.RESET;
+    /** Port, source GID and advertised MTU from the connection options; the path MTU agreed at RTR. */
+    private final Path path;
+    private volatile int pathMtu;
 
-    // Retirement of send WQEs: cumulative post counts at each signaled WR (guarded by ring).
-    private final long[] ring;
-    private int head, tail;
-    private long sendsPosted, sendsRetired;
+    /** Send WQEs posted and not yet retired (lock-free; see {@link SendRing}). */
+    private final SendRing sends;
     /** Receives posted to / consumed from this QP's own receive queue. */
     private final java.util.concurrent.atomic.AtomicLong recvPosted = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong recvConsumed = new java.util.concurrent.atomic.AtomicLong();
     private final Counters counters = new Counters();
 
-    private IbvQp(IbvPd pd, MemorySegment qp, QpType type, QpInitAttr attr, IbvCq sendCq, IbvCq recvCq, IbvSrq srq) {
+    private IbvQp(IbvPd pd, MemorySegment qp, QpType type, QpInitAttr attr, IbvCq sendCq, IbvCq recvCq, IbvSrq srq,
+                  Path path) {
         super(pd.context);
         this.pd = pd;
         this.qp = qp.reinterpret(IbvStructs.IBV_QP.byteSize());
@@ -89,7 +106,8 @@ final class IbvQp extends IbvResource implements QueuePair {
         this.psn = ThreadLocalRandom.current().nextInt(1 << 24);
         this.postSendFn = context.postSendFn;
         this.postRecvFn = context.postRecvFn;
-        this.ring = new long[attr.maxSendWr() + 1];
+        this.path = path;
+        this.sends = new SendRing(attr.maxSendWr());
         if (type == QpType.SRD) {
             qpx = context.lib.qpToQpEx(this.qp).reinterpret(IbvStructs.IBV_QP_EX.byteSize());
             wrSend = qpx.get(ADDRESS, IbvStructs.QPX_SEND);
@@ -131,6 +149,9 @@ final class IbvQp extends IbvResource implements QueuePair {
         limit(a.maxSendSge(), 1, caps.maxSge(), "max_send_sge", dev);
         limit(a.maxRecvSge(), 1, caps.maxRecvSge(), "max_recv_sge", dev);
         limit(a.maxInline(), 0, caps.maxInline(), "max_inline_data", dev);
+        Path path = Path.resolve(ctx, a.connection(), "ibv_create_qp");
+        a.connection().initiatorDepth("ibv_create_qp", dev, caps); // refused on every QP type, as the sim does
+        a.connection().responderDepth("ibv_create_qp", dev, caps);
         try (Arena ar = Arena.ofConfined()) {
             MemorySegment st = Native.callState(ar);
             MemorySegment ia = ar.allocate(IbvStructs.IBV_QP_INIT_ATTR_EX); // its prefix is ibv_qp_init_attr
@@ -179,8 +200,8 @@ final class IbvQp extends IbvResource implements QueuePair {
                     ? ia.get(JAVA_INT, cap + IbvStructs.CAP_MAX_RECV_WR) : a.maxRecvWr(),
                     ia.get(JAVA_INT, cap + IbvStructs.CAP_MAX_SEND_SGE), srq == null
                     ? ia.get(JAVA_INT, cap + IbvStructs.CAP_MAX_RECV_SGE) : a.maxRecvSge(),
-                    ia.get(JAVA_INT, cap + IbvStructs.CAP_MAX_INLINE), a.sigAll());
-            IbvQp q = new IbvQp(pd, qp, a.type(), actual, scq, rcq, srq);
+                    ia.get(JAVA_INT, cap + IbvStructs.CAP_MAX_INLINE), a.sigAll(), a.connection());
+            IbvQp q = new IbvQp(pd, qp, a.type(), actual, scq, rcq, srq, path);
             scq.attach(q);
             rcq.attach(q);
             if (srq != null) {
@@ -203,30 +224,6 @@ final class IbvQp extends IbvResource implements QueuePair {
             throw new VerbsException("ibv_create_qp", Errno.EINVAL, dev,
                     what + "=" + v + " outside " + min + ".." + max + " (device limit)");
         }
-    }
-
-    /** Fill an {@code ibv_ah_attr} towards {@code dst} from port 1, with a GRH on RoCE or when a GID is given. */
-    static void fillAh(IbvContext ctx, MemorySegment ah, QpAddress dst) {
-        byte[] gid = dst.gid();
-        boolean global = ctx.ethernet() || !allZero(gid);
-        ah.set(JAVA_BYTE, IbvStructs.AH_IS_GLOBAL, (byte) (global ? 1 : 0));
-        if (global) {
-            MemorySegment.copy(gid, 0, ah, JAVA_BYTE, IbvStructs.AH_GRH_DGID, 16);
-            ah.set(JAVA_BYTE, IbvStructs.AH_GRH_SGID_INDEX, (byte) IbvContext.GID_INDEX);
-            ah.set(JAVA_BYTE, IbvStructs.AH_GRH_HOP_LIMIT, (byte) 64);
-        }
-        ah.set(java.lang.foreign.ValueLayout.JAVA_SHORT, IbvStructs.AH_DLID, (short) dst.lid());
-        ah.set(JAVA_BYTE, IbvStructs.AH_SL, (byte) 0);
-        ah.set(JAVA_BYTE, IbvStructs.AH_PORT_NUM, (byte) IbvContext.PORT);
-    }
-
-    private static boolean allZero(byte[] b) {
-        for (byte x : b) {
-            if (x != 0) {
-                return false;
-            }
-        }
-        return true;
     }
 
     // ---------------------------------------------------------------- state
@@ -267,6 +264,12 @@ final class IbvQp extends IbvResource implements QueuePair {
         return state;
     }
 
+    /** The connection attributes the device holds for this QP ({@link Path#query}); for tests and reports. */
+    java.util.Map<String, Integer> queryConnection() {
+        checkOpen();
+        return Path.query(context, qp, toString());
+    }
+
     @Override
     public QpInitAttr attributes() {
         return attr;
@@ -284,7 +287,21 @@ final class IbvQp extends IbvResource implements QueuePair {
 
     @Override
     public QpAddress address() {
-        return new QpAddress(context.name, context.gid, context.lid, qpNum, psn);
+        return new QpAddress(context.name, path.gid().gid(), path.port().lid(), qpNum, psn, path.mtu());
+    }
+
+    /** The path MTU the device holds for this QP ({@code ibv_query_qp}); 0 before RTR or for UD/SRD. */
+    @Override
+    public int pathMtu() {
+        if (type != QpType.RC || isClosed()) {
+            return pathMtu;
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment at = a.allocate(IbvStructs.IBV_QP_ATTR);
+            int rc = context.lib.queryQp(qp, at, IbvConst.IBV_QP_PATH_MTU, a.allocate(IbvStructs.IBV_QP_INIT_ATTR));
+            return rc == 0 && state().ordinal() >= QpState.RTR.ordinal() && state() != QpState.ERR
+                    ? PathMtu.bytes(at.get(JAVA_INT, IbvStructs.QPA_PATH_MTU)) : pathMtu;
+        }
     }
 
     private void modify(String step, QpState to, int mask, java.util.function.Consumer<MemorySegment> fill) {
@@ -313,13 +330,13 @@ final class IbvQp extends IbvResource implements QueuePair {
         if (type == QpType.RC) {
             modify("init", QpState.INIT, IbvConst.IBV_QP_PKEY_INDEX | IbvConst.IBV_QP_PORT
                     | IbvConst.IBV_QP_ACCESS_FLAGS, at -> {
-                at.set(JAVA_BYTE, IbvStructs.QPA_PORT_NUM, (byte) IbvContext.PORT);
+                at.set(JAVA_BYTE, IbvStructs.QPA_PORT_NUM, (byte) path.port().port());
                 at.set(JAVA_INT, IbvStructs.QPA_ACCESS_FLAGS, accessFlags);
             });
         } else {
             modify("init", QpState.INIT, IbvConst.IBV_QP_PKEY_INDEX | IbvConst.IBV_QP_PORT | IbvConst.IBV_QP_QKEY,
                     at -> {
-                        at.set(JAVA_BYTE, IbvStructs.QPA_PORT_NUM, (byte) IbvContext.PORT);
+                        at.set(JAVA_BYTE, IbvStructs.QPA_PORT_NUM, (byte) path.port().port());
                         at.set(JAVA_INT, IbvStructs.QPA_QKEY, QKEY);
                     });
         }
@@ -334,18 +351,21 @@ final class IbvQp extends IbvResource implements QueuePair {
         if (remote == null) {
             throw new IllegalArgumentException("an RC QP needs the remote QP's address to reach RTR");
         }
-        int rdAtomic = Math.max(1, Math.min(16, context.device.maxQpRdAtom));
+        var conn = attr.connection();
+        int rdAtomic = conn.responderDepth("ibv_modify_qp", context.name, context.capabilities());
+        int mtu = PathMtu.agree(path.mtu(), path.mtu(), remote.mtu());
         modify("readyToReceive", QpState.RTR, IbvConst.IBV_QP_AV | IbvConst.IBV_QP_PATH_MTU
                 | IbvConst.IBV_QP_DEST_QPN | IbvConst.IBV_QP_RQ_PSN | IbvConst.IBV_QP_MAX_DEST_RD_ATOMIC
                 | IbvConst.IBV_QP_MIN_RNR_TIMER, at -> {
-            at.set(JAVA_INT, IbvStructs.QPA_PATH_MTU, context.activeMtu);
+            at.set(JAVA_INT, IbvStructs.QPA_PATH_MTU, PathMtu.code(mtu));
             at.set(JAVA_INT, IbvStructs.QPA_DEST_QP_NUM, remote.qpn());
             remoteQpn = remote.qpn();
             at.set(JAVA_INT, IbvStructs.QPA_RQ_PSN, remote.psn());
             at.set(JAVA_BYTE, IbvStructs.QPA_MAX_DEST_RD_ATOMIC, (byte) rdAtomic);
-            at.set(JAVA_BYTE, IbvStructs.QPA_MIN_RNR_TIMER, (byte) 1); // 0.01 ms: RNR retries come quickly
-            fillAh(context, at.asSlice(IbvStructs.QPA_AH_ATTR, IbvStructs.IBV_AH_ATTR), remote);
+            at.set(JAVA_BYTE, IbvStructs.QPA_MIN_RNR_TIMER, (byte) conn.minRnrTimer());
+            path.fillAh(at.asSlice(IbvStructs.QPA_AH_ATTR, IbvStructs.IBV_AH_ATTR), remote);
         });
+        pathMtu = mtu;
     }
 
     @Override
@@ -355,10 +375,11 @@ final class IbvQp extends IbvResource implements QueuePair {
                     + rnrRetry);
         }
         if (type == QpType.RC) {
-            int rdAtomic = Math.max(1, Math.min(16, context.device.maxQpInitRdAtom));
+            var conn = attr.connection();
+            int rdAtomic = conn.initiatorDepth("ibv_modify_qp", context.name, context.capabilities());
             modify("readyToSend", QpState.RTS, IbvConst.IBV_QP_TIMEOUT | IbvConst.IBV_QP_RETRY_CNT
                     | IbvConst.IBV_QP_RNR_RETRY | IbvConst.IBV_QP_SQ_PSN | IbvConst.IBV_QP_MAX_QP_RD_ATOMIC, at -> {
-                at.set(JAVA_BYTE, IbvStructs.QPA_TIMEOUT, (byte) 14);
+                at.set(JAVA_BYTE, IbvStructs.QPA_TIMEOUT, (byte) conn.timeout());
                 at.set(JAVA_BYTE, IbvStructs.QPA_RETRY_CNT, (byte) retryCount);
                 at.set(JAVA_BYTE, IbvStructs.QPA_RNR_RETRY, (byte) rnrRetry);
                 at.set(JAVA_INT, IbvStructs.QPA_SQ_PSN, psn);
@@ -383,10 +404,8 @@ final class IbvQp extends IbvResource implements QueuePair {
     @Override
     public void reset() {
         modify("reset", QpState.RESET, 0, at -> { });
-        synchronized (ring) {
-            head = tail = 0;
-            sendsRetired = sendsPosted;
-        }
+        sends.reset();
+        pathMtu = 0;
         recvConsumed.set(recvPosted.get()); // RESET empties the receive queue
     }
 
@@ -400,7 +419,8 @@ final class IbvQp extends IbvResource implements QueuePair {
     /**
      * Records {@code [from, from + n)}: {@code ibv_post_send} gets the address of record {@code from}
      * and the chain is cut after the last record posted (restored before returning); the EFA
-     * {@code ibv_wr_*} path iterates the range.
+     * {@code ibv_wr_*} path iterates the range. The records are accounted before the native call (a
+     * completion may be polled before it returns) and the part the provider refused is taken back.
      */
     @Override
     public int postSend(SendWorkRequests wrs, int from, int n) {
@@ -435,28 +455,32 @@ final class IbvQp extends IbvResource implements QueuePair {
         int rc = 0;
         int accepted = from;
         if (limit > from) {
+            long posted0 = sends.postedMark();
+            long tail0 = sends.tailMark();
+            sends.publish(wrs, from, limit, posted0, tail0, attr.sigAll());
             MemorySegment chain = wrs.segment();
             long cut = WR * (limit - 1) + Structs.SEND_NEXT;
             long saved = chain.get(JAVA_LONG, cut);
             if (saved != 0L) {
                 chain.set(JAVA_LONG, cut, 0L); // post only [from, limit); restored below
             }
-            MemorySegment bad = BAD.get();
-            rc = Ops.post(postSendFn, qp, from == 0 ? chain : chain.asSlice(WR * from), bad);
+            MemorySegment bad = wrs.badWrSlot();
+            rc = Ops.postAt(postSendFn, qp, chain.address() + WR * from, bad);
             if (saved != 0L) {
                 chain.set(JAVA_LONG, cut, saved);
             }
             accepted = limit;
             if (rc != 0) {
-                long b = bad.get(ADDRESS, 0).address();
+                long b = bad.get(JAVA_LONG, 0);
                 accepted = b == 0 ? from : (int) ((b - wrs.address(0)) / WR);
+                sends.publish(wrs, from, accepted, posted0, tail0, attr.sigAll()); // take back the refused
             }
         }
         if (rc == 0 && limit < end) {
             rc = refusal;
         }
         wrs.badIndex(rc == 0 ? -1 : accepted);
-        posted(wrs, from, accepted);
+        count(wrs, from, accepted);
         return rc;
     }
 
@@ -474,6 +498,13 @@ final class IbvQp extends IbvResource implements QueuePair {
                 return Errno.EINVAL;
             }
         }
+        if (attr.maxSendWr() - outstandingSends() < n) {
+            wrs.badIndex(from);
+            return Errno.ENOMEM;
+        }
+        long posted0 = sends.postedMark();
+        long tail0 = sends.tailMark();
+        sends.publish(wrs, from, end, posted0, tail0, true); // SRD: every WR is signaled
         MemorySegment sges = wrs.segment();
         Ops.voidOp(wrStart, qpx);
         for (int i = from; i < end; i++) {
@@ -490,23 +521,22 @@ final class IbvQp extends IbvResource implements QueuePair {
                 Ops.wrRdma(op == Opcode.RDMA_READ.code ? wrRdmaRead : wrRdmaWrite, qpx, wrs.rkey(i), wrs.remoteAddr(i));
             }
             if (op == Opcode.SEND.code || op == Opcode.SEND_WITH_IMM.code) {
-                Ops.wrSetUdAddr(wrSetUdAddr, qpx, MemorySegment.ofAddress(wrs.ahHandle(i)), wrs.remoteQpn(i),
-                        wrs.remoteQkey(i));
+                Ops.wrSetUdAddr(wrSetUdAddr, qpx, wrs.ahHandle(i), wrs.remoteQpn(i), wrs.remoteQkey(i));
             } else {
-                Ops.wrSetUdAddr(wrSetUdAddr, qpx, MemorySegment.ofAddress(wrs.srdAhHandle(i)), wrs.srdRemoteQpn(i),
-                        wrs.srdRemoteQkey(i));
+                Ops.wrSetUdAddr(wrSetUdAddr, qpx, wrs.srdAhHandle(i), wrs.srdRemoteQpn(i), wrs.srdRemoteQkey(i));
             }
-            MemorySegment sgl = sges.get(ADDRESS, base + Structs.SEND_SG_LIST);
             if ((flags & SendFlags.INLINE) != 0) {
-                Ops.wrSetInlineData(wrSetInline, qpx, MemorySegment.ofAddress(wrs.sgeAddr(i, 0)),
-                        Integer.toUnsignedLong(wrs.sgeLength(i, 0)));
+                Ops.wrSetInlineData(wrSetInline, qpx, wrs.sgeAddr(i, 0), Integer.toUnsignedLong(wrs.sgeLength(i, 0)));
             } else {
-                Ops.wrSetSgeList(wrSetSgeList, qpx, wrs.numSge(i), sgl);
+                Ops.wrSetSgeList(wrSetSgeList, qpx, wrs.numSge(i), sges.get(JAVA_LONG, base + Structs.SEND_SG_LIST));
             }
         }
         int rc = Ops.intOp(wrComplete, qpx);
+        if (rc != 0) {
+            sends.publish(wrs, from, from, posted0, tail0, true);
+        }
         wrs.badIndex(rc == 0 ? -1 : from);
-        posted(wrs, from, rc == 0 ? end : from);
+        count(wrs, from, rc == 0 ? end : from);
         return rc;
     }
 
@@ -520,25 +550,16 @@ final class IbvQp extends IbvResource implements QueuePair {
                 || op == Opcode.RDMA_WRITE && caps.rdmaWrite());
     }
 
-    /** Account records {@code [from, acceptedEnd)} as posted. */
-    private void posted(SendWorkRequests wrs, int from, int acceptedEnd) {
+    /** Feature counters for records {@code [from, acceptedEnd)} (poster-owned plain fields). */
+    private void count(SendWorkRequests wrs, int from, int acceptedEnd) {
         int accepted = acceptedEnd - from;
         if (accepted <= 0) {
             return;
         }
         int inline = 0;
-        boolean all = attr.sigAll() || qpx != null;
-        synchronized (ring) {
-            for (int i = from; i < acceptedEnd; i++) {
-                int flags = wrs.flags(i);
-                sendsPosted++;
-                if (all || (flags & SendFlags.SIGNALED) != 0) {
-                    ring[tail] = sendsPosted;
-                    tail = tail + 1 == ring.length ? 0 : tail + 1;
-                }
-                if ((flags & SendFlags.INLINE) != 0) {
-                    inline++;
-                }
+        for (int i = from; i < acceptedEnd; i++) {
+            if ((wrs.flags(i) & SendFlags.INLINE) != 0) {
+                inline++;
             }
         }
         Counters c = counters;
@@ -569,7 +590,7 @@ final class IbvQp extends IbvResource implements QueuePair {
             if (limit < n) {
                 chain.set(JAVA_LONG, cut, 0L); // post only the prefix that fits; restored below
             }
-            MemorySegment bad = BAD.get();
+            MemorySegment bad = wrs.badWrSlot();
             rc = Ops.post(postRecvFn, qp, chain, bad);
             if (limit < n) {
                 chain.set(JAVA_LONG, cut, saved);
@@ -588,7 +609,11 @@ final class IbvQp extends IbvResource implements QueuePair {
     /** The connected peer's QP number (RC), reported as a receive's source QP; 0 before RTR. */
     volatile int remoteQpn;
 
-    /** Called by a polling CQ for each completion of this QP. */
+    /**
+     * Called by a polling CQ for each completion of this QP. A send completion retires every WQE up
+     * to the next signaled one (in-order devices), or one WQE when no signaled entry is pending (an
+     * error completion of an unsignaled WQE). Lock-free ({@link SendRing}).
+     */
     void completed(int status, int opcode, IbvCq cq) {
         boolean recv = status == WcStatus.SUCCESS ? (opcode & 128) != 0 : cq != sendCq;
         if (recv) {
@@ -599,21 +624,12 @@ final class IbvQp extends IbvResource implements QueuePair {
             }
             return;
         }
-        synchronized (ring) {
-            if (head != tail) {
-                sendsRetired = Math.max(sendsRetired, ring[head]);
-                head = head + 1 == ring.length ? 0 : head + 1;
-            } else if (sendsRetired < sendsPosted) {
-                sendsRetired++;
-            }
-        }
+        sends.completed();
     }
 
     @Override
     public int outstandingSends() {
-        synchronized (ring) {
-            return (int) (sendsPosted - sendsRetired);
-        }
+        return sends.outstanding();
     }
 
     @Override

@@ -18,8 +18,6 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  * provider); {@link #posted()} counts receives posted minus receive completions polled for its QPs.
  */
 final class IbvSrq extends IbvResource implements SharedReceiveQueue {
-    private static final ThreadLocal<MemorySegment> BAD = ThreadLocal.withInitial(
-            () -> Arena.ofAuto().allocate(ADDRESS));
 
     private final IbvPd pd;
     final MemorySegment srq;
@@ -69,7 +67,7 @@ final class IbvSrq extends IbvResource implements SharedReceiveQueue {
         if (n == 0) {
             return 0;
         }
-        MemorySegment bad = BAD.get();
+        MemorySegment bad = wrs.badWrSlot();
         int rc = Ops.post(postFn, srq, wrs.segment(), bad);
         int accepted = rc == 0 ? n : badIndex(wrs, bad);
         wrs.badIndex(rc == 0 ? -1 : accepted);
@@ -78,7 +76,7 @@ final class IbvSrq extends IbvResource implements SharedReceiveQueue {
     }
 
     static int badIndex(RecvWorkRequests wrs, MemorySegment bad) {
-        long b = bad.get(ADDRESS, 0).address();
+        long b = bad.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0);
         return b == 0 ? 0 : (int) ((b - wrs.address(0)) / Structs.IBV_RECV_WR.byteSize());
     }
 

@@ -163,6 +163,20 @@ public final class SimDevice implements Device {
         return gid.clone();
     }
 
+    /**
+     * One active port with a 4096-byte MTU. {@code sim:mlx5} is a RoCE port whose link-local GID
+     * appears as RoCE v1 (index 0) and v2 (index 1), as on a ConnectX port without IP addresses;
+     * {@code sim:efa} has one GID of type IB and no link layer, as EFA reports.
+     */
+    @Override
+    public java.util.List<dev.scalep.verbs.PortInfo> ports() {
+        var gids = isEfa() ? java.util.List.of(new dev.scalep.verbs.GidEntry(0, gid, dev.scalep.verbs.GidType.IB))
+                : java.util.List.of(new dev.scalep.verbs.GidEntry(0, gid, dev.scalep.verbs.GidType.ROCE_V1),
+                        new dev.scalep.verbs.GidEntry(1, gid, dev.scalep.verbs.GidType.ROCE_V2));
+        return java.util.List.of(new dev.scalep.verbs.PortInfo(1, "active", 4096, 4096,
+                isEfa() ? "unspecified" : "ethernet", 0, gids));
+    }
+
     @Override
     public Context open(ContextOptions options) {
         if (options == null) {

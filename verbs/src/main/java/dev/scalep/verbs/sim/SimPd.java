@@ -141,8 +141,9 @@ final class SimPd implements ProtectionDomain {
                 sendWr = roundUpPow2(sendWr);
                 recvWr = recvWr == 0 ? 0 : roundUpPow2(recvWr);
             }
+            attr.connection().check(verb, dev(), c, ctx.device.ports());
             QpInitAttr rounded = new QpInitAttr(attr.type(), scq, rcq, srq, sendWr, recvWr, attr.maxSendSge(),
-                    attr.maxRecvSge(), attr.maxInline(), attr.sigAll());
+                    attr.maxRecvSge(), attr.maxInline(), attr.sigAll(), attr.connection());
             int sendDemand = sendWr;
             int recvDemand = srq == null ? recvWr : 0;
             if (!Boolean.getBoolean(ALLOW_CQ_OVERCOMMIT)) {

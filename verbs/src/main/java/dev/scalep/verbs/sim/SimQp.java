@@ -7,6 +7,7 @@ import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.ProtectionDomain;
+import dev.scalep.verbs.PathMtu;
 import dev.scalep.verbs.QpAddress;
 import dev.scalep.verbs.QpCounters;
 import dev.scalep.verbs.QpInitAttr;
@@ -122,6 +123,10 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
 
     // Counters (written under the engine lock; read racily).
     private long doorbells;
+    /** The selected source GID, the MTU this side accepts, and the path MTU agreed at RTR (connection options). */
+    private final byte[] srcGid;
+    private final int advertisedMtu;
+    private volatile int pathMtu;
     private long wqes;
     private long inlineWqes;
     private long blueFlameWrites;
@@ -171,6 +176,10 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         win = new int[inOrder ? 1 : window];
         parked = new int[inOrder ? 1 : cap];
         scratch = new int[inOrder ? 1 : cap];
+        var conn = attr.connection();
+        var port = conn.selectPort("ibv_create_qp", dev.name(), dev.ports());
+        this.srcGid = conn.selectGid("ibv_create_qp", dev.name(), port).gid();
+        this.advertisedMtu = conn.advertisedMtu("ibv_create_qp", dev.name(), port);
         resetQueues();
     }
 
@@ -258,6 +267,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
                             "QP " + qpn + ": remote " + remote + " is not on this fabric");
                 }
                 remoteQpn = remote.qpn();
+                pathMtu = PathMtu.agree(advertisedMtu, advertisedMtu, remote.mtu());
             }
             state = QpState.RTR;
         } finally {
@@ -436,7 +446,12 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
 
     @Override
     public QpAddress address() {
-        return new QpAddress(devName(), dev.gid(), 0, qpn, 0);
+        return new QpAddress(devName(), srcGid, 0, qpn, 0, advertisedMtu);
+    }
+
+    @Override
+    public int pathMtu() {
+        return pathMtu;
     }
 
     @Override

@@ -48,7 +48,7 @@ class LayoutConformanceTest {
 
     /** Nested field paths checked beyond the top-level members (besides those the golden file names). */
     private static final String[][] EXTRA_PATHS = {
-            {"ibv_ah_attr", "grh.dgid"}, {"ibv_ah_attr", "grh.sgid_index"}, {"ibv_ah_attr", "grh.hop_limit"},
+            {"ibv_ah_attr", "grh.dgid"}, {"ibv_ah_attr", "grh.sgid_index"}, {"ibv_ah_attr", "grh.hop_limit"}, {"ibv_ah_attr", "grh.traffic_class"},
             {"ibv_srq_init_attr", "attr.max_wr"}, {"ibv_srq_init_attr", "attr.max_sge"},
             {"ibv_context", "ops.post_srq_recv"}, {"ibv_async_event", "element.cq"},
             {"ibv_async_event", "element.qp"}, {"ibv_async_event", "element.srq"},
@@ -57,7 +57,7 @@ class LayoutConformanceTest {
     private static Map<String, StructLayout> structs() {
         Map<String, StructLayout> m = new LinkedHashMap<>();
         for (StructLayout s : List.of(Structs.IBV_SGE, Structs.IBV_SEND_WR, Structs.IBV_RECV_WR, Structs.IBV_WC,
-                IbvStructs.IBV_QP_CAP, IbvStructs.IBV_QP_INIT_ATTR, IbvStructs.IBV_QP_INIT_ATTR_EX,
+                IbvStructs.IBV_QP_CAP, IbvStructs.IBV_QP_INIT_ATTR, IbvStructs.IBV_QP_INIT_ATTR_EX, IbvStructs.IBV_GID_ENTRY,
                 IbvStructs.IBV_GLOBAL_ROUTE, IbvStructs.IBV_AH_ATTR, IbvStructs.IBV_QP_ATTR,
                 IbvStructs.IBV_CQ_INIT_ATTR_EX, IbvStructs.IBV_TD_INIT_ATTR, IbvStructs.IBV_TD,
                 IbvStructs.IBV_PARENT_DOMAIN_INIT_ATTR, IbvStructs.IBV_DEVICE_ATTR, IbvStructs.IBV_DEVICE_ATTR_EX,

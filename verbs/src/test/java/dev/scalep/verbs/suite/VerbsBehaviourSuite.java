@@ -5,6 +5,7 @@ import dev.scalep.verbs.AddressHandle;
 import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.CompletionQueue;
+import dev.scalep.verbs.ConnectionOptions;
 import dev.scalep.verbs.Context;
 import dev.scalep.verbs.CqOptions;
 import dev.scalep.verbs.Device;
@@ -13,6 +14,7 @@ import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.ProtectionDomain;
+import dev.scalep.verbs.QpAddress;
 import dev.scalep.verbs.QpInitAttr;
 import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QpType;
@@ -567,6 +569,46 @@ public abstract class VerbsBehaviourSuite {
             assertEquals(0, r.badIndex());
             assertThrows(VerbsException.class, () -> e.qp.readyToSend(7, 7), "RESET → RTS is illegal");
             assertTrue(drain(e.cq).isEmpty());
+        }
+    }
+
+    /**
+     * Connection attributes on every provider: the path MTU each side advertises is the smaller one
+     * after RTR (RC), the address carries it through its byte encoding, and a port, GID index or
+     * read/atomic depth the device lacks is refused at creation with one line naming the device.
+     */
+    @Test
+    void connectionAttributesAgreeAndAreValidated() {
+        VerbsFixture f = fixture();
+        QpType type = reliable();
+        try (Context ca = f.requester().open(f.options()); Context cb = f.responder().open(f.options())) {
+            CompletionQueue qa = ca.createCq(cqOptions(ca, 8));
+            CompletionQueue qb = cb.createCq(cqOptions(cb, 8));
+            ProtectionDomain pa = ca.allocPd();
+            ProtectionDomain pb = cb.allocPd();
+            int active = f.requester().ports().getFirst().activeMtu();
+            QueuePair a = pa.createQp(QpInitAttr.of(type, qa, 4));
+            QueuePair b = pb.createQp(QpInitAttr.of(type, qb, 4)
+                    .withConnection(ConnectionOptions.DEFAULTS.withPathMtu(1024)));
+            assertEquals(active, a.address().mtu(), "automatic: the port's active MTU");
+            assertEquals(1024, b.address().mtu());
+            assertEquals(b.address(), QpAddress.fromBytes(b.address().toBytes()));
+            if (type == QpType.RC) {
+                a.connect(QpAddress.fromBytes(b.address().toBytes()), Access.ALL_RDMA, 7);
+                b.connect(a.address(), Access.ALL_RDMA, 7);
+                assertEquals(1024, a.pathMtu(), "the smaller side's MTU");
+                assertEquals(1024, b.pathMtu());
+            }
+            String name = f.requester().name();
+            for (var bad : List.of(ConnectionOptions.DEFAULTS.withPort(9),
+                    ConnectionOptions.DEFAULTS.withGidIndex(255),
+                    ConnectionOptions.DEFAULTS.withRdAtomic(255, 0))) {
+                VerbsException e = assertThrows(VerbsException.class,
+                        () -> pa.createQp(QpInitAttr.of(type, qa, 4).withConnection(bad)), bad.toString());
+                assertTrue(e.getMessage().contains(name), e.getMessage());
+                assertFalse(e.getMessage().contains("\n"));
+            }
+            assertEquals(1, ca.resources().qps(), "the refused QPs were never created");
         }
     }
 
