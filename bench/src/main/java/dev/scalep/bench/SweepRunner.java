@@ -137,7 +137,8 @@ public final class SweepRunner {
                         continue;
                     }
                     int rep = r - warmRounds + 1;
-                    Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes);
+                    Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes,
+                            sender.signalEvery());
                     out.add(m);
                     each.accept(m);
                 }

@@ -60,11 +60,16 @@ final class ResourcesCommand implements Callable<Integer> {
     @Option(names = "--per-endpoint", description = "Also list which instance of each resource every endpoint uses (table only).")
     boolean perEndpoint;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
         if (threads < 1 || threads > 4096) {
             throw new UserException("--threads: " + threads + " is out of range 1..4096");
         }
+        Checks.refuseUnless(spec, "--class", policy != null, "it picks an endpoint class of --policy; add --policy FILE");
+        Checks.refuseUnless(spec, "--per-endpoint", !json, "--json prints totals only; drop one of them");
         Device dev = Devices.byName(device);
         SharingConfig cfg;
         EndpointOptions opts = EndpointOptions.DEFAULTS;

@@ -194,6 +194,7 @@ public final class EndpointManager implements AutoCloseable {
         if (threads < 1 || threads > dev.scalep.threading.WrIds.MAX_OWNERS) {
             throw new IllegalArgumentException("threads must be in 1.." + dev.scalep.threading.WrIds.MAX_OWNERS + ": " + threads);
         }
+        cfg.checkThreads(threads);
         EndpointManager m = new EndpointManager(device, cfg, threads, opts == null ? EndpointOptions.DEFAULTS : opts);
         try {
             m.build();

@@ -44,11 +44,37 @@ class EndpointBehaviourTest {
         for (String dev : new String[]{"sim:mlx5", "sim:efa"}) {
             for (String level : LEVELS) {
                 for (int n : THREADS) {
-                    out.add(Arguments.of(dev, level, n));
+                    if (fits(level, n)) { // x-way levels run at multiples of x (the divisibility rule)
+                        out.add(Arguments.of(dev, level, n));
+                    }
                 }
             }
         }
         return out.stream();
+    }
+
+    static boolean fits(String level, int threads) {
+        try {
+            SharingConfig.parse(level).checkThreads(threads);
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void xWaySharingThatDoesNotDivideTheThreadsIsRefusedBeforeAnyVerbsCall() {
+        for (String dev : new String[]{"sim:mlx5", "sim:efa"}) {
+            Device d = Devices.byName(dev);
+            ResourceUsage before = d.resources();
+            for (String level : new String[]{"qp=3way", "qp=5way", "mpi-everywhere,ctx=3way,pd=3way"}) {
+                IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                        () -> EndpointManager.open(d, SharingConfig.parse(level), 4, EndpointOptions.DEFAULTS));
+                org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("with 4 threads")
+                        && e.getMessage().contains("2way, 4way"), e.getMessage());
+            }
+            org.junit.jupiter.api.Assertions.assertEquals(before, d.resources(), "nothing was allocated");
+        }
     }
 
     @ParameterizedTest(name = "{0} {1} threads={2}")
