@@ -121,7 +121,8 @@ final class SweepCommand implements Callable<Integer> {
         SweepPlan plan = SweepPlan.build(new SweepPlan.Request(dev, threadCounts, categories, policy, messages, postlist,
                 unsignaled, depth, withoutItems, share, wayCounts, qpMode, repeat, quick));
         RunOutput output = new RunOutput(Checks.outputDir("--out", out));
-        Thread onInterrupt = new Thread(() -> System.err.println("scalep sweep: " + output.interrupted()), "sweep-interrupt");
+        Thread onInterrupt = new Thread(() -> System.err.println(System.lineSeparator() + "scalep sweep: "
+                + output.interrupted()), "sweep-interrupt");
         Runtime.getRuntime().addShutdownHook(onInterrupt);
         try {
             return measure(dev, plan, output);
