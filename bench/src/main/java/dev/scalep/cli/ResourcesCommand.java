@@ -73,6 +73,7 @@ final class ResourcesCommand implements Callable<Integer> {
         Device dev = Devices.byName(device);
         SharingConfig cfg;
         EndpointOptions opts = EndpointOptions.DEFAULTS;
+        EndpointClass policyClass = null;
         String source;
         if (policy != null) {
             if (category != null) {
@@ -87,12 +88,14 @@ final class ResourcesCommand implements Callable<Integer> {
             }
             cfg = c.sharing();
             opts = EndpointOptions.from(c, dev.capabilities());
+            policyClass = c;
             source = policy + " class " + c.name();
         } else {
             cfg = SharingConfig.parse(category == null ? "static" : category);
             source = category == null ? "static" : category;
         }
-        try (EndpointManager m = EndpointManager.open(dev, cfg, threads, opts)) {
+        EndpointManager opened = EndpointManager.open(dev, cfg, threads, opts);
+        try (EndpointManager m = policyClass == null ? opened : EndpointManager.asWritten(opened, policyClass)) {
             ResourceUsage r = m.resources();
             if (json) {
                 Map<String, Long> out = r.toMap();
