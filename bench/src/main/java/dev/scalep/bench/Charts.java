@@ -4,7 +4,6 @@ import org.jfree.chart.ChartFactory;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.axis.NumberAxis;
-import org.jfree.chart.labels.StandardXYItemLabelGenerator;
 import org.jfree.chart.plot.CategoryPlot;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.plot.XYPlot;
@@ -95,14 +94,20 @@ public final class Charts {
                 "Message rate vs hardware resources, " + (int) maxThreads + " threads (the tradeoff)",
                 uars ? "UAR pages allocated (fewer is better)" : "software memory, KiB (less is better)",
                 "million messages / s (more is better)", data, PlotOrientation.VERTICAL, true, false, false);
-        XYLineAndShapeRenderer renderer = (XYLineAndShapeRenderer) chart.getXYPlot().getRenderer();
-        renderer.setDefaultItemLabelGenerator(new StandardXYItemLabelGenerator("{0}"));
-        renderer.setDefaultItemLabelsVisible(true);
         style(chart, false);
-        // room for the labels at both ends of each axis
-        chart.getXYPlot().getDomainAxis().setLowerMargin(0.12);
-        chart.getXYPlot().getDomainAxis().setUpperMargin(0.12);
-        chart.getXYPlot().getRangeAxis().setUpperMargin(0.08);
+        // Levels often share a resource count, so labels beside the points would overlap and clip at the
+        // plot's edge: each level is named once in the legend, told apart by colour and marker shape.
+        XYLineAndShapeRenderer renderer = (XYLineAndShapeRenderer) chart.getXYPlot().getRenderer();
+        renderer.setDefaultItemLabelsVisible(false);
+        java.awt.Shape[] shapes = org.jfree.chart.plot.DefaultDrawingSupplier.createStandardSeriesShapes();
+        for (int i = 0; i < data.getSeriesCount(); i++) {
+            renderer.setSeriesShape(i, shapes[i % shapes.length]);
+        }
+        chart.getXYPlot().getDomainAxis().setLowerMargin(0.08);
+        chart.getXYPlot().getDomainAxis().setUpperMargin(0.08);
+        NumberAxis y = (NumberAxis) chart.getXYPlot().getRangeAxis();
+        y.setAutoRangeIncludesZero(true); // a rate axis starts at 0, or small differences look large
+        y.setUpperMargin(0.08);
         return chart;
     }
 

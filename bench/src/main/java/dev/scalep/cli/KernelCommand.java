@@ -21,7 +21,8 @@ import java.util.concurrent.Callable;
                 "stencil: 5-point Jacobi with row strips and halo exchange with both neighbours (rate in Mcell/s).",
                 "Exit status 1 when any result does not verify."},
         footer = {"", "Examples:",
-                "  scalep kernel dgemm --threads 4 --categories mpi-everywhere,static,mpi-threads --size 256",
+                "  scalep kernel dgemm --threads 4 --size 256 \\",
+                "      --categories mpi-everywhere,static,mpi-threads",
                 "  scalep kernel stencil --device sim:efa --threads 4 --iterations 200"})
 final class KernelCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "KERNEL", description = "dgemm or stencil.")

@@ -36,8 +36,10 @@ import java.util.concurrent.Callable;
                 "    srq = none | per-thread | shared | Xway",
                 "", "Examples:",
                 "  scalep resources --threads 16 --category 2x-dynamic",
-                "  scalep resources --threads 16 --category ctx=shared,td=paired,qp=4way:combining --json",
-                "  scalep resources --device sim:efa --threads 8 --policy catalog:recommended-efa --class bulk"})
+                "  scalep resources --threads 16 --json \\",
+                "      --category ctx=shared,td=paired,qp=4way:combining",
+                "  scalep resources --device sim:efa --threads 8 \\",
+                "      --policy catalog:recommended-efa --class bulk"})
 final class ResourcesCommand implements Callable<Integer> {
     @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}).")
     String device = Devices.DEFAULT;

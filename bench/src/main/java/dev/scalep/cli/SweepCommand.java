@@ -7,6 +7,7 @@ import dev.scalep.bench.RunOutput;
 import dev.scalep.bench.SweepPlan;
 import dev.scalep.bench.SweepPoint;
 import dev.scalep.bench.SweepRunner;
+import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import me.tongfei.progressbar.ProgressBar;
@@ -31,7 +32,8 @@ import java.util.concurrent.Callable;
                 "Writes results.csv, results.json and SVG charts to --out."},
         footer = {"", "Examples:",
                 "  scalep sweep --quick",
-                "  scalep sweep --threads 1,2,4,8,16 --categories 2x-dynamic,static,mpi-threads --repeat 5",
+                "  scalep sweep --threads 1,2,4,8,16 --repeat 5 \\",
+                "      --categories 2x-dynamic,static,mpi-threads",
                 "  scalep sweep --without postlist --without unsignaled",
                 "  scalep sweep --share qp --ways 1,2,4,8,16 --threads 16",
                 "  scalep sweep --policy policies/catalog/recommended-mlx5.yaml"})
@@ -59,13 +61,13 @@ final class SweepCommand implements Callable<Integer> {
     Long messages;
 
     @Option(names = "--postlist", paramLabel = "P", description = "p: work requests per doorbell (default ${DEFAULT-VALUE}).")
-    int postlist = 32;
+    int postlist = EndpointOptions.DEFAULTS.postlist();
 
     @Option(names = "--unsignaled", paramLabel = "Q", description = "q: one signaled completion every q WQEs (default ${DEFAULT-VALUE}).")
-    int unsignaled = 64;
+    int unsignaled = EndpointOptions.DEFAULTS.signalEvery();
 
     @Option(names = "--depth", paramLabel = "D", description = "d: send queue depth; c = d/q completions are polled at a time (default ${DEFAULT-VALUE}).")
-    int depth = 256;
+    int depth = EndpointOptions.DEFAULTS.sendDepth();
 
     @Option(names = "--without", paramLabel = "FEATURE",
             description = "Also run 'all w/o FEATURE' (postlist, unsignaled, inline, blueflame); repeatable.")

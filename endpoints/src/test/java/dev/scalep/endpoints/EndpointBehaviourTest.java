@@ -182,4 +182,58 @@ class EndpointBehaviourTest {
             a.release(e);
         }
     }
+
+    /**
+     * Offsets, lengths and remote offsets outside the buffers, and wr ids that do not fit in 47 bits,
+     * are refused at the call: nothing is staged, the QP stays usable and a valid write still lands.
+     * Both providers, every send path (per-thread chained, shared locked, shared combining).
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("validationMatrix")
+    @Timeout(30)
+    void outOfRangeArgumentsAreRefusedAtTheCall(String devName, String level) throws Exception {
+        Device dev = Devices.byName(devName);
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withBuffers(1024, 64).withSgeHeaderPayload(true).withChained(32, 8);
+        try (EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), 1, opts);
+             EndpointManager b = EndpointManager.open(dev, SharingConfig.parse(level), 1, opts)) {
+            a.connect(b);
+            Endpoint e = a.acquire();
+            Endpoint peer = b.acquire();
+            String[] why = new String[]{
+                    msg(() -> e.write(1, 1000, 100, 0)), msg(() -> e.write(1, -1, 8, 0)), msg(() -> e.write(1, 0, -8, 0)),
+                    msg(() -> e.write(1, 0, 8, 1020)), msg(() -> e.write(1, 0, 8, -4)), msg(() -> e.read(1, 0, 2000, 0)),
+                    msg(() -> e.read(1, 0, 8, Integer.MAX_VALUE)), msg(() -> e.send(1, 1020, 8)),
+                    msg(() -> e.write(1L << 47, 0, 8, 0)), msg(() -> e.write(-1, 0, 8, 0)),
+                    msg(() -> e.write((1L << 47) - 1, 0, 8, 0))};
+            for (String m : why) {
+                assertTrue(m.contains("endpoint " + e.index() + ": ") && (m.contains("is outside")), m);
+            }
+            assertTrue(why[3].contains("the peer's buffer of 1024 bytes"), why[3]);
+            assertTrue(why[8].contains("47 bits"), why[8]);
+            assertEquals(0, e.staged(), "nothing staged");
+            assertEquals(0, e.outstanding());
+            assertEquals(0, e.qp().counters().wqes(), "nothing posted");
+            e.sendBuffer().set(ValueLayout.JAVA_LONG, 1016, 0x5ca1e9L);
+            assertEquals(0, e.write((1L << 47) - 2, 1016, 8, 1016), "the largest wr id and the last bytes of both buffers");
+            assertEquals(0, e.flush());
+            assertTrue(e.drain(10_000_000_000L));
+            assertEquals(0x5ca1e9L, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 1016));
+            a.release(e);
+            b.release(peer);
+        }
+    }
+
+    static Stream<Arguments> validationMatrix() {
+        List<Arguments> out = new ArrayList<>();
+        for (String dev : new String[]{"sim:mlx5", "sim:efa"}) {
+            for (String level : new String[]{"static", "mpi-threads,qp=shared:locked", "mpi-threads,qp=shared:combining"}) {
+                out.add(Arguments.of(dev, level));
+            }
+        }
+        return out.stream();
+    }
+
+    private static String msg(org.junit.jupiter.api.function.Executable call) {
+        return assertThrows(IllegalArgumentException.class, call).getMessage();
+    }
 }
