@@ -90,7 +90,7 @@ final class SweepCommand implements Callable<Integer> {
             + "before anything runs; the files of the previous run there that this run does not rewrite are removed.")
     String out = "results";
 
-    @Option(names = "--quick", description = "A run of about a minute on 2 cores: threads 1,2,4, fewer messages, 3 repeats.")
+    @Option(names = "--quick", description = "A short run that takes under a minute on 2 cores: threads 1,2,4, fewer messages, 3 repeats.")
     boolean quick;
 
     @Option(names = "--no-progress", description = "No progress bar (there is none anyway when the output is not a terminal).")
