@@ -73,6 +73,28 @@ class SweepCommandTest {
         assertTrue(Files.exists(tmp.resolve("results.json")));
     }
 
+    @Test
+    void theCsvRecordsTheUnsignaledIntervalThatRanAndWhatWasAsked(@TempDir Path tmp) throws Exception {
+        Run r = run("sweep", "--device", "sim:efa", "--threads", "1", "--categories", "static", "--messages", "2000",
+                "--repeat", "2", "--no-progress", "--out", tmp.toString());
+        assertEquals(0, r.rc(), r.err());
+        com.fasterxml.jackson.dataformat.csv.CsvMapper csv = new com.fasterxml.jackson.dataformat.csv.CsvMapper();
+        List<java.util.Map<String, String>> rows;
+        try (com.fasterxml.jackson.databind.MappingIterator<java.util.Map<String, String>> it = csv
+                .readerForMapOf(String.class).with(com.fasterxml.jackson.dataformat.csv.CsvSchema.emptySchema().withHeader())
+                .readValues(tmp.resolve("results.csv").toFile())) {
+            rows = it.readAll();
+        }
+        assertEquals(2, rows.size());
+        for (java.util.Map<String, String> row : rows) {
+            assertEquals("1", row.get("unsignaled"), "sim:efa signals every WR: " + row);
+            assertEquals("64", row.get("unsignaledAsked"), row.toString());
+        }
+        // The table's Q column shows what ran too.
+        assertTrue(r.out().lines().anyMatch(l -> l.matches("static\\s+all\\s+1\\s+32\\s+1\\s+.*")), r.out());
+        assertTrue(r.out().contains("spread"), r.out());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"--threads=0", "--without=bogus", "--device=nope"})
     void badOptionsExitTwoWithOneLine(String bad, @TempDir Path tmp) {
