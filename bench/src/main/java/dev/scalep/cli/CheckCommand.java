@@ -81,6 +81,9 @@ final class CheckCommand implements Runnable {
                 OrderingCheck.run(d, o, seed + 1, Math.min(ops, 4000), window, TimeUnit.SECONDS.toNanos(120));
             }
             for (Ordering o : modes) {
+                if (ops >= 1_000_000) { // a long run says what it is doing before it goes quiet
+                    System.out.printf("mode %s: running %d ops ...%n", o, ops);
+                }
                 OrderingCheck.Result r = OrderingCheck.run(d, o, seed, ops, window, TimeUnit.SECONDS.toNanos(120));
                 results.add(r);
                 System.out.printf("mode %s: %d ops (%d writes, %d atomics) on %s, seed %d, window %d%n", o, r.ops(),

@@ -95,6 +95,8 @@ class ValidationTest {
             Policy u = PolicyLoader.parse("u.yaml", "classes:\n  a: {queue-depth: 16, postlist: 8, unsignaled: 64, on-unsupported: " + on + "}\n");
             ex = assertThrows(PolicyException.class, u::effective);
             assertTrue(ex.getMessage().contains("unsignaled interval 64 > queue-depth 16"), ex.getMessage());
+            ex = assertThrows(PolicyException.class, () -> u.effective("sim:efa", TestCaps.EFA)); // even where q becomes 1
+            assertTrue(ex.getMessage().contains("unsignaled interval 64 > queue-depth 16"), ex.getMessage());
         }
         Policy big = PolicyLoader.parse("q.yaml", "classes:\n  a: {queue-depth: 65536, cq: {depth: 4194304}}\n");
         EndpointClass b = big.effective("sim:efa", TestCaps.EFA).endpointClass("a");
