@@ -91,6 +91,7 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerCo
                     throw new IllegalArgumentException("--policy " + r.policy() + ": no default thread count suits the x-way "
                             + "sharing of every class; give --threads");
                 }
+                notes.add("threads " + threads + ": the default thread counts that the x-way sharing of every class divides");
             }
             for (EndpointClass c : eff.classes().values()) {
                 for (int t : threads) {

@@ -96,6 +96,23 @@ class SweepCommandTest {
     }
 
     @ParameterizedTest
+    @ValueSource(strings = {"sim:mlx5,catalog:recommended-mlx5", "sim:efa,catalog:recommended-efa"})
+    void aPolicySweepRunsAtTheThreadCountsItsSharingDivides(String args, @TempDir Path tmp) throws Exception {
+        String[] a = args.split(",");
+        Run r = run("sweep", "--device", a[0], "--policy", a[1], "--messages", "4000", "--repeat", "1", "--no-progress",
+                "--out", tmp.toString());
+        assertEquals(0, r.rc(), r.out() + r.err());
+        java.util.Set<String> threads = new java.util.TreeSet<>();
+        for (String line : Files.readAllLines(tmp.resolve("results.csv")).subList(1, 2)) {
+            threads.add(line.split(",")[2]);
+        }
+        assertFalse(threads.isEmpty());
+        if (a[0].equals("sim:mlx5")) { // its bulk class shares QPs 4 ways: 4, 8 and 16 threads only
+            assertTrue(r.out().contains("note: threads [4, 8, 16]"), r.out());
+        }
+    }
+
+    @ParameterizedTest
     @ValueSource(strings = {"--threads=0", "--without=bogus", "--device=nope"})
     void badOptionsExitTwoWithOneLine(String bad, @TempDir Path tmp) {
         Run r = run("sweep", bad, "--messages", "100", "--repeat", "1", "--no-progress", "--out", tmp.toString());

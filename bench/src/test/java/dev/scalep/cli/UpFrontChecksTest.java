@@ -51,6 +51,25 @@ class UpFrontChecksTest {
     }
 
     @Test
+    void aReadOnlyDirectoryIsRefused(@TempDir Path tmp) throws Exception {
+        Path ro = Files.createDirectory(tmp.resolve("ro"));
+        Files.setPosixFilePermissions(ro, java.nio.file.attribute.PosixFilePermissions.fromString("r-xr-xr-x"));
+        try {
+            boolean writable;
+            try { // root writes anyway: then there is nothing to refuse
+                Files.delete(Files.createTempFile(ro, "probe", ""));
+                writable = true;
+            } catch (java.io.IOException e) {
+                writable = false;
+            }
+            org.junit.jupiter.api.Assumptions.assumeFalse(writable, "running as root: permissions do not stop writes");
+            assertTrue(mistake(sweep(ro, "--threads", "1")).err().contains("cannot write to " + ro));
+        } finally {
+            Files.setPosixFilePermissions(ro, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+    }
+
+    @Test
     void optionsThatWouldBeIgnoredAreRefused(@TempDir Path tmp) {
         String[][] cases = {
                 sweep(tmp, "--ways", "1,2"),
