@@ -139,7 +139,15 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerCo
                     try {
                         SharingConfig.parse(sharing).checkThreads(t);
                     } catch (IllegalArgumentException e) {
-                        throw new IllegalArgumentException("--ways " + w + " with --threads " + t + ": " + e.getMessage());
+                        List<Integer> fit = new ArrayList<>();
+                        for (int x = 1; x <= t; x++) {
+                            if (t % x == 0) {
+                                fit.add(x);
+                            }
+                        }
+                        throw new IllegalArgumentException("--ways " + w + " with --threads " + t + ": x-way sharing needs a "
+                                + "thread count that is a multiple of x (for " + t + " threads: --ways " + fit.toString()
+                                .replaceAll("[\\[\\] ]", "") + ")");
                     }
                     points.add(new SweepPoint(r.device().name(), axis + " " + w + "-way", SharingConfig.parse(sharing).toString(),
                             t, r.postlist(), r.unsignaled(), r.depth(), perThread(messages, t), true, bf, axis, w, "all"));

@@ -30,7 +30,7 @@ final class ErrorHandler implements CommandLine.IExecutionExceptionHandler {
         }
         String cmd = cl.getCommandSpec().qualifiedName();
         if (ex instanceof UserException || ex instanceof IllegalArgumentException) {
-            cl.getErr().println(cmd + ": " + ex.getMessage());
+            cl.getErr().println(cmd + ": " + String.valueOf(ex.getMessage()).replace("(see --help)", "(see '" + cmd + " --help')"));
             return USER_ERROR;
         }
         if (ex instanceof VerbsException) {
