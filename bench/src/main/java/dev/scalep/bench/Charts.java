@@ -4,8 +4,8 @@ import org.jfree.chart.ChartFactory;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.axis.NumberAxis;
-import org.jfree.chart.labels.StandardXYItemLabelGenerator;
 import org.jfree.chart.plot.CategoryPlot;
+import org.jfree.chart.plot.DefaultDrawingSupplier;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
@@ -19,12 +19,14 @@ import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
 import java.awt.Rectangle;
+import java.awt.Shape;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.ToDoubleFunction;
 
 /**
  * SVG charts of a sweep (JFreeChart drawn into JFreeSVG): message rate vs threads per category,
@@ -97,10 +99,20 @@ public final class Charts {
                 "Message rate vs hardware resources, " + (int) maxThreads + " threads (the tradeoff)",
                 uars ? "UAR pages allocated (fewer is better)" : "software memory, KiB (less is better)",
                 "million messages / s (more is better)", data, PlotOrientation.VERTICAL, true, false, false);
-        XYLineAndShapeRenderer renderer = (XYLineAndShapeRenderer) chart.getXYPlot().getRenderer();
-        renderer.setDefaultItemLabelGenerator(new StandardXYItemLabelGenerator("{0}"));
-        renderer.setDefaultItemLabelsVisible(true);
         style(chart, false);
+        // Levels often share a resource count, so labels beside the points would overlap and clip at the
+        // plot's edge: each level is named once in the legend, told apart by colour and marker shape.
+        XYLineAndShapeRenderer renderer = (XYLineAndShapeRenderer) chart.getXYPlot().getRenderer();
+        renderer.setDefaultItemLabelsVisible(false);
+        Shape[] shapes = DefaultDrawingSupplier.createStandardSeriesShapes();
+        for (int i = 0; i < data.getSeriesCount(); i++) {
+            renderer.setSeriesShape(i, shapes[i % shapes.length]);
+        }
+        chart.getXYPlot().getDomainAxis().setLowerMargin(0.08);
+        chart.getXYPlot().getDomainAxis().setUpperMargin(0.08);
+        NumberAxis y = (NumberAxis) chart.getXYPlot().getRangeAxis();
+        y.setAutoRangeIncludesZero(true); // a rate axis starts at 0, or small differences look large
+        y.setUpperMargin(0.08);
         // the frontier: a dashed line through the points no other point beats on both axes, unlabelled
         int f = data.getSeriesCount() - 1;
         renderer.setSeriesLinesVisible(f, true);
@@ -109,17 +121,13 @@ public final class Charts {
         renderer.setSeriesPaint(f, Color.DARK_GRAY);
         renderer.setSeriesStroke(f, new BasicStroke(1.5f, BasicStroke.CAP_ROUND, BasicStroke.JOIN_ROUND, 1f,
                 new float[]{6f, 4f}, 0f));
-        // room for the labels at both ends of each axis
-        chart.getXYPlot().getDomainAxis().setLowerMargin(0.12);
-        chart.getXYPlot().getDomainAxis().setUpperMargin(0.12);
-        chart.getXYPlot().getRangeAxis().setUpperMargin(0.08);
         return chart;
     }
 
     /** The frontier at {@code threads} on the chart's axes ({@link Frontier}), as a series sorted by resources. */
     private static XYSeries paretoSeries(List<Map<String, Object>> rows, double threads, boolean uars) {
         List<Map<String, Object>> at = rows.stream().filter(r -> num(r, "threads") == threads).toList();
-        java.util.function.ToDoubleFunction<Map<String, Object>> x =
+        ToDoubleFunction<Map<String, Object>> x =
                 r -> uars ? num(r, "uarPages") : num(r, "memoryBytes") / 1024.0;
         XYSeries s = new XYSeries("Pareto frontier (no level beats it on both)", true, true);
         for (Map<String, Object> r : Frontier.of(at, r -> num(r, "mmsgPerSec"), List.of(x))) {

@@ -18,21 +18,12 @@ public final class Levels {
     /** Label (as the user wrote it) to sharing configuration, in order; a bad level throws with its position. */
     public static Map<String, SharingConfig> parse(List<String> args) {
         Map<String, SharingConfig> out = new LinkedHashMap<>();
-        for (String arg : args) {
-            for (String part : arg.split(";")) {
-                String s = part.strip();
-                if (s.isEmpty()) {
-                    continue;
-                }
-                if (s.contains("=")) {
-                    out.put(s, SharingConfig.parse(s));
-                } else {
-                    for (String name : s.split(",")) {
-                        String n = name.strip();
-                        if (!n.isEmpty()) {
-                            out.put(n, SharingConfig.parse(n));
-                        }
-                    }
+        // The list rule of every command (no empty item, none twice): ';' between levels, ',' between category names.
+        for (String level : dev.scalep.cli.Checks.items("--categories", args, ";")) {
+            List<String> labels = level.contains("=") ? List.of(level) : dev.scalep.cli.Checks.items("--categories", List.of(level), ",");
+            for (String label : labels) {
+                if (out.put(label, SharingConfig.parse(label)) != null) {
+                    throw new dev.scalep.cli.UserException("--categories: '" + label + "' is given twice");
                 }
             }
         }

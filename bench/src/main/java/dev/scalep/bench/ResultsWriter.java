@@ -27,7 +27,7 @@ public final class ResultsWriter {
             "device", "category", "threads", "postlist", "unsignaled", "messages", "seconds", "mmsgPerSec",
             "qps", "cqs", "uarPages", "uuars", "memoryBytes",
             "repeat", "sharing", "depth", "inline", "blueFlame", "shareAxis", "ways", "variant",
-            "contexts", "pds", "mrs", "srqs", "tds", "uuarsInUse", "notes");
+            "contexts", "pds", "mrs", "srqs", "tds", "uuarsInUse", "unsignaledAsked", "notes");
 
     private ResultsWriter() {
     }
@@ -41,7 +41,7 @@ public final class ResultsWriter {
         row.put("category", p.label());
         row.put("threads", p.threads());
         row.put("postlist", p.postlist());
-        row.put("unsignaled", p.unsignaled());
+        row.put("unsignaled", m.unsignaledRan()); // what ran; unsignaledAsked is what the point asked for
         row.put("messages", m.messages());
         row.put("seconds", round(m.seconds(), 6));
         row.put("mmsgPerSec", round(m.mmsgPerSec(), 4));
@@ -64,6 +64,7 @@ public final class ResultsWriter {
         row.put("srqs", r.srqs());
         row.put("tds", r.tds());
         row.put("uuarsInUse", r.uuarsInUse());
+        row.put("unsignaledAsked", p.unsignaled());
         row.put("notes", m.notes() == null ? "" : m.notes());
         return row;
     }
@@ -123,6 +124,7 @@ public final class ResultsWriter {
             row.put("mmsgPerSecMin", round(s.min(), 4));
             row.put("mmsgPerSecMax", round(s.max(), 4));
             row.put("mmsgPerSecMad", round(s.mad(), 4));
+            row.put("mmsgPerSecSpread", round(s.median() > 0 ? (s.max() - s.min()) / s.median() : 0, 4)); // (max - min) / median
             out.add(row);
         }
         return out;

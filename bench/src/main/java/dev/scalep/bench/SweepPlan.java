@@ -85,8 +85,22 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerCo
             int maxThreadsP = threads.stream().mapToInt(Integer::intValue).max().orElse(1);
             boolean bfDev = r.device().capabilities().blueFlame();
             List<SweepPoint> classPoints = new ArrayList<>();
+            if (r.threads() == null) { // the default thread counts that every class's x-way sharing divides
+                threads = threads.stream().filter(t -> eff.classes().values().stream().allMatch(c -> fits(c.sharing(), t))).toList();
+                if (threads.isEmpty()) {
+                    throw new IllegalArgumentException("--policy " + r.policy() + ": no default thread count suits the x-way "
+                            + "sharing of every class; give --threads");
+                }
+                notes.add("threads " + threads + ": the default thread counts that the x-way sharing of every class divides");
+            }
             for (EndpointClass c : eff.classes().values()) {
                 for (int t : threads) {
+                    try {
+                        c.sharing().checkThreads(t);
+                    } catch (IllegalArgumentException e) {
+                        throw new IllegalArgumentException("--threads " + t + ": class " + c.name() + " of " + r.policy()
+                                + ": " + e.getMessage());
+                    }
                     classPoints.add(new SweepPoint(r.device().name(), c.name(), c.sharing().toString(), t, c.postlist(),
                             c.unsignaled(), c.queueDepth(), perThread(messages, t), c.inlineThreshold() >= SweepRunner.PAYLOAD,
                             bfDev && c.blueFlame() != dev.scalep.policies.BlueFlame.OFF, null, 1, "all", c));
@@ -110,21 +124,31 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerCo
             if (!AXES.contains(axis)) {
                 throw new IllegalArgumentException("--share: unknown axis '" + r.share() + "'; use buf, ctx, pd, mr, cq or qp");
             }
-            int maxThreads = threads.stream().mapToInt(Integer::intValue).max().orElse(1);
-            List<Integer> ways = r.ways();
-            if (ways == null) {
-                ways = new ArrayList<>();
-                for (int w = 1; w <= maxThreads; w *= 2) {
-                    ways.add(w);
-                }
-            }
             for (int t : threads) {
-                for (int w : ways) {
-                    if (w < 1 || t % w != 0) {
-                        notes.add(axis + " " + w + "-way skipped for " + t + " threads (ways must divide the thread count)");
-                        continue;
+                List<Integer> ways = r.ways();
+                if (ways == null) { // 1, 2, 4, ... up to t: those that divide t
+                    ways = new ArrayList<>();
+                    for (int w = 1; w <= t; w *= 2) {
+                        if (t % w == 0) {
+                            ways.add(w);
+                        }
                     }
+                }
+                for (int w : ways) {
                     String sharing = xWay(axis, w, r.qpMode());
+                    try {
+                        SharingConfig.parse(sharing).checkThreads(t);
+                    } catch (IllegalArgumentException e) {
+                        List<Integer> fit = new ArrayList<>();
+                        for (int x = 1; x <= t; x++) {
+                            if (t % x == 0) {
+                                fit.add(x);
+                            }
+                        }
+                        throw new IllegalArgumentException("--ways " + w + " with --threads " + t + ": x-way sharing needs a "
+                                + "thread count that is a multiple of x (for " + t + " threads: --ways " + fit.toString()
+                                .replaceAll("[\\[\\] ]", "") + ")");
+                    }
                     points.add(new SweepPoint(r.device().name(), axis + " " + w + "-way", SharingConfig.parse(sharing).toString(),
                             t, r.postlist(), r.unsignaled(), r.depth(), perThread(messages, t), true, bf, axis, w, "all"));
                 }
@@ -132,6 +156,11 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerCo
         } else {
             for (Map.Entry<String, String> e : levels.entrySet()) {
                 for (int t : threads) {
+                    try {
+                        SharingConfig.parse(e.getValue()).checkThreads(t);
+                    } catch (IllegalArgumentException ex) {
+                        throw new IllegalArgumentException("--categories " + e.getKey() + " with --threads " + t + ": " + ex.getMessage());
+                    }
                     points.add(new SweepPoint(r.device().name(), e.getKey(), e.getValue(), t, r.postlist(), r.unsignaled(),
                             r.depth(), perThread(messages, t), true, bf, null, 1, "all"));
                     for (String f : r.without()) {
@@ -143,7 +172,19 @@ public record SweepPlan(List<SweepPoint> points, int repeats, long messagesPerCo
                 }
             }
         }
+        if (points.isEmpty()) {
+            throw new IllegalArgumentException("nothing to run: the options select no configuration");
+        }
         return new SweepPlan(List.copyOf(points), repeats, messages, List.copyOf(notes));
+    }
+
+    private static boolean fits(SharingConfig cfg, int threads) {
+        try {
+            cfg.checkThreads(threads);
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 
     /** Messages each of {@code threads} senders posts so that together they post {@code total}. */

@@ -55,6 +55,11 @@ public final class SweepRunner {
         return options(p);
     }
 
+    /** A policy point whose class says {@code on-unsupported: fail} runs as written or not at all. */
+    private static EndpointManager asWritten(EndpointManager m, SweepPoint p) {
+        return p.policyClass() == null ? m : EndpointManager.asWritten(m, p.policyClass());
+    }
+
     /** Options for the endpoints of a flag-driven point. */
     static EndpointOptions options(SweepPoint p) {
         ContextOptions ctx = ContextOptions.DEFAULTS.withBlueFlame(p.blueFlame());
@@ -105,7 +110,7 @@ public final class SweepRunner {
         SharingConfig cfg = SharingConfig.parse(p.sharing());
         EndpointOptions opts = options(p, device.capabilities(), w);
         List<Measurement> out = new ArrayList<>();
-        try (EndpointManager sender = EndpointManager.open(device, cfg, p.threads(), opts);
+        try (EndpointManager sender = asWritten(EndpointManager.open(device, cfg, p.threads(), opts), p);
              EndpointManager receiver = EndpointManager.open(device, cfg, p.threads(), opts)) {
             sender.connect(receiver);
             ResourceUsage resources = sender.resources();
@@ -173,7 +178,8 @@ public final class SweepRunner {
                         continue;
                     }
                     int rep = r - warmRounds + 1;
-                    Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes);
+                    Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes,
+                            sender.signalEvery());
                     out.add(m);
                     each.accept(m);
                 }

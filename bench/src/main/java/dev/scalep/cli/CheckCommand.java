@@ -32,6 +32,9 @@ final class CheckCommand implements Runnable {
             description = "Drive writes, emulated atomics and callbacks through an ordered SRD channel and verify "
                     + "their order. Exits 1 on any violation.")
     static final class Ordering_ implements Callable<Integer> {
+        /** The largest --ops: a few dozen bytes of bookkeeping per operation, and about 40 s of simulated traffic at the most on 2 cores. */
+        static final int MAX_OPS = 5_000_000;
+
         @Option(names = "--device", defaultValue = "sim:efa", description = "Device with SRD QPs (default ${DEFAULT-VALUE}).")
         String device;
 
@@ -58,9 +61,7 @@ final class CheckCommand implements Runnable {
                 case "none" -> List.of(Ordering.NONE);
                 default -> throw new UserException("--mode must be receiver, sender, both or none, not '" + mode + "'");
             };
-            if (ops < 2) {
-                throw new UserException("--ops must be at least 2: " + ops);
-            }
+            Checks.range("--ops", ops, 2, MAX_OPS, "the check keeps per-operation bookkeeping on the heap");
             if (window < 2 || window > 32768 || Integer.bitCount(window) != 1) {
                 throw new UserException("--window must be a power of two in 2..32768: " + window);
             }
@@ -80,6 +81,9 @@ final class CheckCommand implements Runnable {
                 OrderingCheck.run(d, o, seed + 1, Math.min(ops, 4000), window, TimeUnit.SECONDS.toNanos(120));
             }
             for (Ordering o : modes) {
+                if (ops >= 1_000_000) { // a long run says what it is doing before it goes quiet
+                    System.out.printf("mode %s: running %d ops ...%n", o, ops);
+                }
                 OrderingCheck.Result r = OrderingCheck.run(d, o, seed, ops, window, TimeUnit.SECONDS.toNanos(120));
                 results.add(r);
                 System.out.printf("mode %s: %d ops (%d writes, %d atomics) on %s, seed %d, window %d%n", o, r.ops(),

@@ -21,7 +21,8 @@ import java.util.concurrent.Callable;
                 "stencil: 5-point Jacobi with row strips and halo exchange with both neighbours (rate in Mcell/s).",
                 "Exit status 1 when any result does not verify."},
         footer = {"", "Examples:",
-                "  scalep kernel dgemm --threads 4 --categories mpi-everywhere,static,mpi-threads --size 256",
+                "  scalep kernel dgemm --threads 4 --size 256 \\",
+                "      --categories mpi-everywhere,static,mpi-threads",
                 "  scalep kernel stencil --device sim:efa --threads 4 --iterations 200"})
 final class KernelCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "KERNEL", description = "dgemm or stencil.")
@@ -47,35 +48,64 @@ final class KernelCommand implements Callable<Integer> {
     @Option(names = "--iterations", paramLabel = "N", description = "stencil iterations (default ${DEFAULT-VALUE}).")
     int iterations = 100;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
         String k = kernel.toLowerCase(java.util.Locale.ROOT);
         if (!k.equals("dgemm") && !k.equals("stencil")) {
             throw new UserException("unknown kernel '" + kernel + "'; use dgemm or stencil");
         }
-        if (threads < 1 || threads > 1024) {
-            throw new UserException("--threads must be in 1..1024: " + threads);
-        }
-        if (tile < 1) {
-            throw new UserException("--tile must be >= 1: " + tile);
+        boolean dgemm = k.equals("dgemm");
+        Checks.refuseUnless(spec, "--tile", dgemm, "only dgemm has tiles");
+        Checks.refuseUnless(spec, "--iterations", !dgemm, "dgemm does not iterate; use --size");
+        Checks.range("--threads", threads, 1, 1024, "");
+        int n = size != null ? size : (dgemm ? 128 : 256);
+        if (dgemm) {
+            Checks.range("--size", n, 1, 2048, "the matrix order; 2048 is 17 GFLOP per level, minutes in Java");
+            Checks.range("--tile", tile, 1, n, "at most --size " + n + (size == null ? ", the default" : ""));
+            if (n % tile != 0) {
+                throw new UserException("--tile " + tile + " must divide --size " + n + (size == null ? " (the default)" : ""));
+            }
+            // Per endpoint three regions of 2 n^2 doubles, on both sides; A, B, C and the reference on the heap.
+            long nn = (long) n * n * Double.BYTES;
+            fits("--size " + n, 2L * threads * 3 * 2 * nn, 4 * nn + 3L * threads * tile * tile * Double.BYTES);
+        } else {
+            Checks.range("--size", n, threads + 2, 16384, "the grid side: an interior row for each of "
+                    + threads + " threads, plus two boundary rows");
+            Checks.range("--iterations", iterations, 0, 1_000_000, "");
+            long nn = (long) n * n * Double.BYTES;
+            fits("--size " + n, 2L * threads * 3 * (2L * n * Double.BYTES + 64), 3 * nn);
         }
         Device dev = Devices.byName(device);
         Map<String, SharingConfig> levels = KernelSupport.levels(categories);
-        int n = size != null ? size : (k.equals("dgemm") ? 128 : 256);
-        System.out.println("scalep kernel " + k + " on " + dev.name() + ": " + threads + " threads, "
-                + (k.equals("dgemm") ? "n=" + n + " tile=" + Math.min(tile, n) : n + "x" + n + " grid, " + iterations + " iterations"));
-        System.out.printf("%-34s %8s %10s %-8s %12s  %s%n", "LEVEL", "THREADS", "SECONDS", "", "RDMA OPS/S", "VERIFIED");
-        boolean allOk = true;
-        // One untimed run per level first, so that the first level measured does not pay for the JIT.
         for (Map.Entry<String, SharingConfig> e : levels.entrySet()) {
-            KernelSupport.Result warm = k.equals("dgemm")
-                    ? Dgemm.run(dev, e.getKey(), e.getValue(), threads, n, Math.min(tile, n))
+            try {
+                e.getValue().checkThreads(threads);
+            } catch (IllegalArgumentException ex) {
+                throw new UserException("--categories " + e.getKey() + " with --threads " + threads + ": " + ex.getMessage());
+            }
+        }
+        System.out.println("scalep kernel " + k + " on " + dev.name() + ": " + threads + " threads, "
+                + (dgemm ? "n=" + n + " tile=" + tile : n + "x" + n + " grid, " + iterations + " iterations"));
+        // One untimed run per level first, so that the level measured first does not pay for the JIT.
+        System.out.print("warming up " + levels.size() + " levels ");
+        System.out.flush();
+        boolean allOk = true;
+        for (Map.Entry<String, SharingConfig> e : levels.entrySet()) {
+            KernelSupport.Result warm = dgemm
+                    ? Dgemm.run(dev, e.getKey(), e.getValue(), threads, n, tile)
                     : Stencil.run(dev, e.getKey(), e.getValue(), threads, n, iterations);
             allOk &= warm.verified();
+            System.out.print(".");
+            System.out.flush();
         }
+        System.out.println(" done");
+        System.out.printf("%-34s %8s %10s %-8s %12s  %s%n", "LEVEL", "THREADS", "SECONDS", "", "RDMA OPS/S", "VERIFIED");
         for (Map.Entry<String, SharingConfig> e : levels.entrySet()) {
-            KernelSupport.Result r = k.equals("dgemm")
-                    ? Dgemm.run(dev, e.getKey(), e.getValue(), threads, n, Math.min(tile, n))
+            KernelSupport.Result r = dgemm
+                    ? Dgemm.run(dev, e.getKey(), e.getValue(), threads, n, tile)
                     : Stencil.run(dev, e.getKey(), e.getValue(), threads, n, iterations);
             allOk &= r.verified();
             System.out.printf("%-34s %8d %10.4f %8.3f %-8s %12.0f  %s%n", e.getKey(), r.threads(), r.seconds(), r.rate(),
@@ -85,5 +115,29 @@ final class KernelCommand implements Callable<Integer> {
             }
         }
         return allOk ? 0 : 1;
+    }
+
+    /**
+     * Refuse a size whose registered (native) or heap memory would not fit: native at most half of
+     * the machine's physical memory, heap at most the JVM's maximum heap.
+     */
+    private static void fits(String what, long nativeBytes, long heapBytes) {
+        long physical = physicalMemory();
+        if (physical > 0 && nativeBytes > physical / 2) {
+            throw new UserException(what + " needs about " + SweepCommand.bytes(nativeBytes) + " of registered memory, more than half of this "
+                    + "machine's " + SweepCommand.bytes(physical) + "; use a smaller --size or fewer --threads");
+        }
+        long heap = Runtime.getRuntime().maxMemory();
+        if (heapBytes > heap * 3 / 4) {
+            throw new UserException(what + " needs about " + SweepCommand.bytes(heapBytes) + " of Java heap, more than 3/4 of the "
+                    + SweepCommand.bytes(heap) + " this JVM may use; use a smaller --size");
+        }
+    }
+
+    private static long physicalMemory() {
+        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getTotalMemorySize();
+        }
+        return 0;
     }
 }

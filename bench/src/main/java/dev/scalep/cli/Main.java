@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
  * message and exit 2; verbs failures print the verb, errno and device and exit 1; no stack traces
  * unless {@code SCALEP_DEBUG=1}.
  */
-@Command(name = "scalep", mixinStandardHelpOptions = true, version = "scalep 0.1.0",
+@Command(name = "scalep", mixinStandardHelpOptions = true, version = "scalep " + Main.VERSION,
         description = "Scalable RDMA communication endpoints: devices, sharing levels, policies, the sharing-tradeoff sweep.",
         subcommands = {
                 DevicesCommand.class,
@@ -20,6 +20,9 @@ import picocli.CommandLine.Command;
                 CommandLine.HelpCommand.class
         })
 public final class Main implements Runnable {
+    /** The project version (also the Maven version of every module). */
+    public static final String VERSION = "0.1.0-SNAPSHOT";
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -45,7 +48,17 @@ public final class Main implements Runnable {
     /** Run the command line and return its exit code (tests call this). */
     public static int run(String... args) {
         CommandLine cl = new CommandLine(new Main());
+        shareVersion(cl, cl.getCommandSpec().version());
         cl.setExecutionExceptionHandler(new ErrorHandler());
+        cl.setParameterExceptionHandler(ErrorHandler::handleParameterException);
         return cl.execute(args);
+    }
+
+    /** Every subcommand answers {@code -V} with the version of the whole tool. */
+    private static void shareVersion(CommandLine cl, String[] version) {
+        cl.getCommandSpec().version(version);
+        for (CommandLine sub : cl.getSubcommands().values()) {
+            shareVersion(sub, version);
+        }
     }
 }

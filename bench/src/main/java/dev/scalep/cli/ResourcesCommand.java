@@ -36,8 +36,10 @@ import java.util.concurrent.Callable;
                 "    srq = none | per-thread | shared | Xway",
                 "", "Examples:",
                 "  scalep resources --threads 16 --category 2x-dynamic",
-                "  scalep resources --threads 16 --category ctx=shared,td=paired,qp=4way:combining --json",
-                "  scalep resources --device sim:efa --threads 8 --policy catalog:recommended-efa --class bulk"})
+                "  scalep resources --threads 16 --json \\",
+                "      --category ctx=shared,td=paired,qp=4way:combining",
+                "  scalep resources --device sim:efa --threads 8 \\",
+                "      --policy catalog:recommended-efa --class bulk"})
 final class ResourcesCommand implements Callable<Integer> {
     @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}).")
     String device = Devices.DEFAULT;
@@ -60,14 +62,20 @@ final class ResourcesCommand implements Callable<Integer> {
     @Option(names = "--per-endpoint", description = "Also list which instance of each resource every endpoint uses (table only).")
     boolean perEndpoint;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
         if (threads < 1 || threads > 4096) {
             throw new UserException("--threads: " + threads + " is out of range 1..4096");
         }
+        Checks.refuseUnless(spec, "--class", policy != null, "it picks an endpoint class of --policy; add --policy FILE");
+        Checks.refuseUnless(spec, "--per-endpoint", !json, "--json prints totals only; drop one of them");
         Device dev = Devices.byName(device);
         SharingConfig cfg;
         EndpointOptions opts = EndpointOptions.DEFAULTS;
+        EndpointClass policyClass = null;
         String source;
         if (policy != null) {
             if (category != null) {
@@ -82,12 +90,14 @@ final class ResourcesCommand implements Callable<Integer> {
             }
             cfg = c.sharing();
             opts = EndpointOptions.from(c, dev.capabilities());
+            policyClass = c;
             source = policy + " class " + c.name();
         } else {
             cfg = SharingConfig.parse(category == null ? "static" : category);
             source = category == null ? "static" : category;
         }
-        try (EndpointManager m = EndpointManager.open(dev, cfg, threads, opts)) {
+        EndpointManager opened = EndpointManager.open(dev, cfg, threads, opts);
+        try (EndpointManager m = policyClass == null ? opened : EndpointManager.asWritten(opened, policyClass)) {
             ResourceUsage r = m.resources();
             if (json) {
                 Map<String, Long> out = r.toMap();

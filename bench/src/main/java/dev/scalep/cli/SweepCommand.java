@@ -3,6 +3,7 @@ package dev.scalep.cli;
 import dev.scalep.bench.Charts;
 import dev.scalep.bench.Measurement;
 import dev.scalep.bench.ResultsWriter;
+import dev.scalep.bench.RunOutput;
 import dev.scalep.bench.SweepPlan;
 import dev.scalep.bench.SweepPoint;
 import dev.scalep.endpoints.EndpointOptions;
@@ -33,16 +34,20 @@ import java.util.concurrent.Callable;
                 "Writes results.csv, results.json and SVG charts to --out."},
         footer = {"", "Examples:",
                 "  scalep sweep --quick",
-                "  scalep sweep --threads 1,2,4,8,16 --categories 2x-dynamic,static,mpi-threads --repeat 5",
+                "  scalep sweep --threads 1,2,4,8,16 --repeat 5 \\",
+                "      --categories 2x-dynamic,static,mpi-threads",
                 "  scalep sweep --without postlist --without unsignaled",
                 "  scalep sweep --share qp --ways 1,2,4,8,16 --threads 16",
                 "  scalep sweep --policy policies/catalog/recommended-mlx5.yaml"})
 final class SweepCommand implements Callable<Integer> {
+    /** A row whose repeats spread more than this fraction of their median is flagged, and the run warns. */
+    static final double LARGE_SPREAD = 0.25;
+
     @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}, the embedded simulator).")
     String device = Devices.DEFAULT;
 
-    @Option(names = "--threads", split = ",", paramLabel = "N", description = "Sender thread counts (default 1,2,4,8,16; --quick 1,2,4).")
-    List<Integer> threads;
+    @Option(names = "--threads", paramLabel = "N", description = "Sender thread counts, separated by commas (default 1,2,4,8,16; --quick 1,2,4).")
+    List<String> threads;
 
     @Option(names = "--categories", paramLabel = "LEVELS",
             description = "Sharing levels, repeatable: category names separated by commas (2x-dynamic,static), or an axes "
@@ -58,13 +63,13 @@ final class SweepCommand implements Callable<Integer> {
     Long messages;
 
     @Option(names = "--postlist", paramLabel = "P", description = "p: work requests per doorbell (default ${DEFAULT-VALUE}).")
-    int postlist = 32;
+    int postlist = EndpointOptions.DEFAULTS.postlist();
 
     @Option(names = "--unsignaled", paramLabel = "Q", description = "q: one signaled completion every q WQEs (default ${DEFAULT-VALUE}).")
-    int unsignaled = 64;
+    int unsignaled = EndpointOptions.DEFAULTS.signalEvery();
 
     @Option(names = "--depth", paramLabel = "D", description = "d: send queue depth; c = d/q completions are polled at a time (default ${DEFAULT-VALUE}).")
-    int depth = 256;
+    int depth = EndpointOptions.DEFAULTS.sendDepth();
 
     @Option(names = "--op", paramLabel = "OP", description = "What the senders post: write (default), send or read.")
     String op = "write";
@@ -79,8 +84,9 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--share", paramLabel = "AXIS", description = "x-way sharing sweep of one axis: buf, ctx, pd, mr, cq, qp.")
     String share;
 
-    @Option(names = "--ways", split = ",", paramLabel = "X", description = "Ways for --share (default 1,2,4,... up to the largest thread count).")
-    List<Integer> ways;
+    @Option(names = "--ways", paramLabel = "X", description = "Ways for --share, separated by commas; each must divide every "
+            + "thread count (default: 1,2,4,... up to each thread count, the ones that divide it).")
+    List<String> ways;
 
     @Option(names = "--qp-mode", paramLabel = "MODE", description = "How a shared QP serialises posts in --share qp: locked (the research) or combining (default ${DEFAULT-VALUE}).")
     String qpMode = "locked";
@@ -88,22 +94,60 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--repeat", paramLabel = "N", description = "Timed repeats per configuration (default 5; --quick 3). Two untimed warm-up runs precede them.")
     Integer repeat;
 
-    @Option(names = "--out", paramLabel = "DIR", description = "Output directory (default ${DEFAULT-VALUE}).")
-    Path out = Path.of("results");
+    @Option(names = "--out", paramLabel = "DIR", description = "Output directory (default ${DEFAULT-VALUE}). It is checked "
+            + "before anything runs; the files of the previous run there that this run does not rewrite are removed.")
+    String out = "results";
 
-    @Option(names = "--quick", description = "A run of about a minute on 2 cores: threads 1,2,4, fewer messages, 3 repeats.")
+    @Option(names = "--quick", description = "A short run that takes under a minute on 2 cores: threads 1,2,4, fewer messages, 3 repeats.")
     boolean quick;
 
     @Option(names = "--no-progress", description = "No progress bar (there is none anyway when the output is not a terminal).")
     boolean noProgress;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    /** Options that would be ignored with what else was given are refused, before anything runs. */
+    private void refuseIgnored() {
+        Checks.refuseUnless(spec, "--ways", share != null, "it sets the ways of --share; add --share AXIS or drop it");
+        Checks.refuseUnless(spec, "--qp-mode", "qp".equalsIgnoreCase(share), "it applies to --share qp only");
+        Checks.refuseUnless(spec, "--categories", share == null, "--share sweeps its own x-way levels; drop one of them");
+        boolean noPolicy = policy == null;
+        String why = "the endpoint classes of --policy set their own sharing and features; drop one of them";
+        Checks.refuseUnless(spec, "--share", noPolicy, why);
+        Checks.refuseUnless(spec, "--without", noPolicy, why);
+        Checks.refuseUnless(spec, "--postlist", noPolicy, why);
+        Checks.refuseUnless(spec, "--unsignaled", noPolicy, why);
+        Checks.refuseUnless(spec, "--depth", noPolicy, why);
+    }
+
     @Override
     public Integer call() throws Exception {
+        refuseIgnored();
+        List<Integer> threadCounts = threads == null ? null : Checks.ints("--threads", threads, 1, 1024);
+        List<Integer> wayCounts = ways == null ? null : Checks.ints("--ways", ways, 1, 4096);
+        List<String> withoutItems = Checks.items("--without", without, ",");
         Device dev = Devices.byName(device);
         Workload workload = new Workload(Workload.Op.parse("--op", op), size);
         workload.check(dev.name(), dev.capabilities());
-        SweepPlan plan = SweepPlan.build(new SweepPlan.Request(dev, threads, categories, policy, messages, postlist,
-                unsignaled, depth, without, share, ways, qpMode, repeat, quick));
+        SweepPlan plan = SweepPlan.build(new SweepPlan.Request(dev, threadCounts, categories, policy, messages, postlist,
+                unsignaled, depth, withoutItems, share, wayCounts, qpMode, repeat, quick));
+        RunOutput output = new RunOutput(Checks.outputDir("--out", out));
+        Thread onInterrupt = new Thread(() -> System.err.println(System.lineSeparator() + "scalep sweep: "
+                + output.interrupted()), "sweep-interrupt");
+        Runtime.getRuntime().addShutdownHook(onInterrupt);
+        try {
+            return measure(dev, plan, workload, output);
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(onInterrupt);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running: it reports what was kept
+            }
+        }
+    }
+
+    private int measure(Device dev, SweepPlan plan, Workload workload, RunOutput output) throws Exception {
         System.out.println("scalep sweep on " + dev.name() + ": " + plan.points().size() + " configurations x "
                 + plan.repeats() + " repeats (+2 warm-up runs each), " + plan.messagesPerConfiguration() + " messages per configuration, p="
                 + postlist + " q=" + unsignaled + " d=" + depth);
@@ -140,7 +184,7 @@ final class SweepCommand implements Callable<Integer> {
                         System.err.flush();
                     }
                     System.out.printf("%-30s %7s %6d %4d %4d %10.3f %8.3f %5d %5d %6d %6d %10s%n", trim(p.label(), 30),
-                            p.variant(), p.threads(), p.postlist(), p.unsignaled(), m.mmsgPerSec(), m.seconds(),
+                            p.variant(), p.threads(), p.postlist(), m.unsignaledRan(), m.mmsgPerSec(), m.seconds(),
                             m.resources().qps(), m.resources().cqs(), m.resources().uarPages(), m.resources().uuars(),
                             bytes(m.resources().memoryBytes()));
                     if (m.notes() != null && !m.notes().isEmpty() && m.repeat() == 1) {
@@ -176,17 +220,28 @@ final class SweepCommand implements Callable<Integer> {
         if (!byClass.isEmpty()) {
             settings.put("connectionByPolicyClass", byClass);
         }
-        ResultsWriter.write(out, all, settings);
-        List<Path> charts = Charts.write(out, all);
+        Path staging = output.staging();
+        ResultsWriter.write(staging, all, settings);
+        Charts.write(staging, all);
+        List<Path> written = output.commit();
         System.out.println();
         System.out.println("median over repeats:");
+        int wide = 0;
         for (Map<String, Object> row : ResultsWriter.summary(all)) {
-            System.out.printf("  %-30s %-14s %3s threads  %9.3f Mmsg/s  (min %.3f, max %.3f)%n", trim((String) row.get("category"), 30),
-                    row.get("variant"), row.get("threads"), row.get("mmsgPerSec"), row.get("mmsgPerSecMin"), row.get("mmsgPerSecMax"));
+            double spread = (Double) row.get("mmsgPerSecSpread");
+            boolean large = spread > LARGE_SPREAD && plan.repeats() > 1;
+            wide += large ? 1 : 0;
+            System.out.printf("  %-30s %-14s %3s threads  %9.3f Mmsg/s  (min %.3f, max %.3f, spread %4.0f%%)%s%n",
+                    trim((String) row.get("category"), 30), row.get("variant"), row.get("threads"), row.get("mmsgPerSec"),
+                    row.get("mmsgPerSecMin"), row.get("mmsgPerSecMax"), 100 * spread, large ? "  <- large" : "");
+        }
+        if (wide > 0) {
+            System.out.printf("warning: the repeats of %d configuration(s) spread more than %.0f%% of their median "
+                    + "(max - min); the machine was probably busy, so their order may not hold: rerun them on a quiet "
+                    + "machine or with more --repeat%n", wide, 100 * LARGE_SPREAD);
         }
         System.out.println();
-        System.out.println("wrote " + out.resolve("results.csv") + ", " + out.resolve("results.json"));
-        for (Path c : charts) {
+        for (Path c : written) {
             System.out.println("wrote " + c);
         }
         return 0;
@@ -197,6 +252,9 @@ final class SweepCommand implements Callable<Integer> {
     }
 
     static String bytes(long b) {
+        if (b >= 1L << 30) {
+            return String.format("%.1f GiB", b / 1073741824.0);
+        }
         if (b >= 1 << 20) {
             return String.format("%.1f MiB", b / 1048576.0);
         }

@@ -81,6 +81,45 @@ class SweepCommandTest {
         assertEquals("auto", conn.get("pathMtu").asText());
     }
 
+    @Test
+    void theCsvRecordsTheUnsignaledIntervalThatRanAndWhatWasAsked(@TempDir Path tmp) throws Exception {
+        Run r = run("sweep", "--device", "sim:efa", "--threads", "1", "--categories", "static", "--messages", "2000",
+                "--repeat", "2", "--no-progress", "--out", tmp.toString());
+        assertEquals(0, r.rc(), r.err());
+        com.fasterxml.jackson.dataformat.csv.CsvMapper csv = new com.fasterxml.jackson.dataformat.csv.CsvMapper();
+        List<java.util.Map<String, String>> rows;
+        try (com.fasterxml.jackson.databind.MappingIterator<java.util.Map<String, String>> it = csv
+                .readerForMapOf(String.class).with(com.fasterxml.jackson.dataformat.csv.CsvSchema.emptySchema().withHeader())
+                .readValues(tmp.resolve("results.csv").toFile())) {
+            rows = it.readAll();
+        }
+        assertEquals(2, rows.size());
+        for (java.util.Map<String, String> row : rows) {
+            assertEquals("1", row.get("unsignaled"), "sim:efa signals every WR: " + row);
+            assertEquals("64", row.get("unsignaledAsked"), row.toString());
+        }
+        // The table's Q column shows what ran too.
+        assertTrue(r.out().lines().anyMatch(l -> l.matches("static\\s+all\\s+1\\s+32\\s+1\\s+.*")), r.out());
+        assertTrue(r.out().contains("spread"), r.out());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"sim:mlx5,catalog:recommended-mlx5", "sim:efa,catalog:recommended-efa"})
+    void aPolicySweepRunsAtTheThreadCountsItsSharingDivides(String args, @TempDir Path tmp) throws Exception {
+        String[] a = args.split(",");
+        Run r = run("sweep", "--device", a[0], "--policy", a[1], "--messages", "4000", "--repeat", "1", "--no-progress",
+                "--out", tmp.toString());
+        assertEquals(0, r.rc(), r.out() + r.err());
+        java.util.Set<String> threads = new java.util.TreeSet<>();
+        for (String line : Files.readAllLines(tmp.resolve("results.csv")).subList(1, 2)) {
+            threads.add(line.split(",")[2]);
+        }
+        assertFalse(threads.isEmpty());
+        if (a[0].equals("sim:mlx5")) { // its bulk class shares QPs 4 ways: 4, 8 and 16 threads only
+            assertTrue(r.out().contains("note: threads [4, 8, 16]"), r.out());
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"--threads=0", "--without=bogus", "--device=nope"})
     void badOptionsExitTwoWithOneLine(String bad, @TempDir Path tmp) {

@@ -76,6 +76,7 @@ public final class Endpoint {
     private long peerTarget;
     private long peerSend;
     private int peerRkey;
+    private int peerBytes;
     private int sinceSignal;
     private long posted;
 
@@ -117,6 +118,7 @@ public final class Endpoint {
         this.peerTarget = other.targetAddr;
         this.peerSend = other.sendAddr;
         this.peerRkey = other.mr.rkey();
+        this.peerBytes = other.bufferBytes;
     }
 
     void bind(Thread t, boolean pin) {
@@ -148,30 +150,35 @@ public final class Endpoint {
     /** RDMA write {@code length} bytes at {@code offset} of the send buffer to the peer's target buffer at {@code remoteOffset}. */
     public int write(long wrId, int offset, int length, int remoteOffset) {
         checkOwner("write");
+        checkArgs("write", wrId, offset, length, remoteOffset);
         return stage(wrId, Opcode.RDMA_WRITE, sendAddr + offset, length, peerTarget + remoteOffset, 0);
     }
 
     /** RDMA write with immediate data; consumes one of the peer's receives. */
     public int writeImm(long wrId, int offset, int length, int remoteOffset, int imm) {
         checkOwner("writeImm");
+        checkArgs("writeImm", wrId, offset, length, remoteOffset);
         return stage(wrId, Opcode.RDMA_WRITE_WITH_IMM, sendAddr + offset, length, peerTarget + remoteOffset, imm);
     }
 
     /** RDMA read {@code length} bytes at {@code remoteOffset} of the peer's send buffer into this read buffer at {@code offset}. */
     public int read(long wrId, int offset, int length, int remoteOffset) {
         checkOwner("read");
+        checkArgs("read", wrId, offset, length, remoteOffset);
         return stage(wrId, Opcode.RDMA_READ, readAddr + offset, length, peerSend + remoteOffset, 0);
     }
 
     /** Send {@code length} bytes at {@code offset} of the send buffer into the peer's next receive. */
     public int send(long wrId, int offset, int length) {
         checkOwner("send");
+        checkArgs("send", wrId, offset, length, NO_REMOTE);
         return stage(wrId, Opcode.SEND, sendAddr + offset, length, 0, 0);
     }
 
     /** Send with immediate data. */
     public int sendImm(long wrId, int offset, int length, int imm) {
         checkOwner("sendImm");
+        checkArgs("sendImm", wrId, offset, length, NO_REMOTE);
         return stage(wrId, Opcode.SEND_WITH_IMM, sendAddr + offset, length, 0, imm);
     }
 
@@ -183,6 +190,8 @@ public final class Endpoint {
     public int sendGather(long wrId, int headerOffset, int headerLength, int payloadOffset, int payloadLength) {
         checkOwner("sendGather");
         checkGather();
+        checkArgs("sendGather", wrId, headerOffset, headerLength, NO_REMOTE);
+        checkArgs("sendGather", wrId, payloadOffset, payloadLength, NO_REMOTE);
         return stageChained(wrId, Opcode.SEND, sendAddr + headerOffset, headerLength, sendAddr + payloadOffset,
                 payloadLength, 0, 0);
     }
@@ -192,8 +201,44 @@ public final class Endpoint {
                            int remoteOffset) {
         checkOwner("writeGather");
         checkGather();
+        checkArgs("writeGather", wrId, headerOffset, headerLength, NO_REMOTE);
+        checkArgs("writeGather", wrId, payloadOffset, payloadLength, remoteOffset);
+        if ((long) remoteOffset + headerLength + payloadLength > peerBytes) {
+            throw rangeError("writeGather", "remote range [" + remoteOffset + ", " + ((long) remoteOffset + headerLength
+                    + payloadLength) + ")", "the peer's target buffer of " + peerBytes + " bytes");
+        }
         return stageChained(wrId, Opcode.RDMA_WRITE, sendAddr + headerOffset, headerLength, sendAddr + payloadOffset,
                 payloadLength, peerTarget + remoteOffset, 0);
+    }
+
+    /**
+     * What this endpoint knows is checked at the call, before anything is staged: a local range
+     * outside its {@code bufferBytes} buffer, a remote range outside the peer's, and a wr id that
+     * does not fit the {@link WrIds#USER_BITS} bits it travels in (the top value is reserved for
+     * {@link #flush()}) throw {@link IllegalArgumentException} instead of failing later on the
+     * device, where a protection error would take the QP down. {@code NO_REMOTE}: no remote range
+     * (sends). Branches only; nothing is allocated unless it throws.
+     */
+    private static final int NO_REMOTE = Integer.MIN_VALUE;
+
+    private void checkArgs(String op, long wrId, int offset, int length, int remoteOffset) {
+        if (wrId < 0 || wrId >= FLUSH_ID) {
+            throw new IllegalArgumentException("endpoint " + index + ": " + op + " wr id " + wrId + " is outside 0.."
+                    + (FLUSH_ID - 1) + " (wr ids travel in " + WrIds.USER_BITS + " bits; the top value is reserved)");
+        }
+        if (offset < 0 || length < 0 || (long) offset + length > bufferBytes) {
+            throw rangeError(op, "local range [" + offset + ", " + ((long) offset + length) + ")",
+                    "this endpoint's buffer of " + bufferBytes + " bytes");
+        }
+        if (remoteOffset != NO_REMOTE && (remoteOffset < 0 || (long) remoteOffset + length > peerBytes)) {
+            throw rangeError(op, "remote range [" + remoteOffset + ", " + ((long) remoteOffset + length) + ")",
+                    peerBytes == 0 ? "no peer (connect the managers first)" : "the peer's buffer of " + peerBytes + " bytes");
+        }
+    }
+
+    private IllegalArgumentException rangeError(String op, String what, String limit) {
+        return new IllegalArgumentException("endpoint " + index + ": " + op + " " + what + " is outside " + limit
+                + " (nothing posted)");
     }
 
     private void checkGather() {

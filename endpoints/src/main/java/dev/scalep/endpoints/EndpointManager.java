@@ -196,6 +196,7 @@ public final class EndpointManager implements AutoCloseable {
         if (threads < 1 || threads > dev.scalep.threading.WrIds.MAX_OWNERS) {
             throw new IllegalArgumentException("threads must be in 1.." + dev.scalep.threading.WrIds.MAX_OWNERS + ": " + threads);
         }
+        cfg.checkThreads(threads);
         EndpointManager m = new EndpointManager(device, cfg, threads, opts == null ? EndpointOptions.DEFAULTS : opts);
         try {
             m.build();
@@ -213,7 +214,24 @@ public final class EndpointManager implements AutoCloseable {
      * cannot honour is in {@link #substitutions()}.
      */
     public static EndpointManager open(Device device, EndpointClass c, int threads) {
-        return open(device, c.sharing(), threads, EndpointOptions.from(c, device.capabilities()));
+        return asWritten(open(device, c.sharing(), threads, EndpointOptions.from(c, device.capabilities())), c);
+    }
+
+    /**
+     * A class with {@code on-unsupported: fail} runs as written or not at all: when the endpoint
+     * layer had to change anything for {@code m} (a CQ raised for its queues, signaling on an
+     * out-of-order device, ...), {@code m} is closed before any traffic and this throws
+     * {@link IllegalArgumentException} listing the changes. Other classes pass through (their
+     * changes stay in {@link #substitutions()}).
+     */
+    public static EndpointManager asWritten(EndpointManager m, EndpointClass c) {
+        if (c.onUnsupported() != dev.scalep.policies.OnUnsupported.FAIL || m.substitutions().isEmpty()) {
+            return m;
+        }
+        String changes = m.substitutions().stream().map(Substitution::toString).collect(java.util.stream.Collectors.joining("; "));
+        m.close();
+        throw new IllegalArgumentException("class " + c.name() + " (on-unsupported: fail) cannot run as written on "
+                + m.device.name() + " with " + m.threads + " threads: " + changes);
     }
 
     private static int per(Share s, int threads) {

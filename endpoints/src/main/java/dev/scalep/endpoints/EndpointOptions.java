@@ -42,9 +42,28 @@ public record EndpointOptions(int sendDepth, int recvDepth, int bufferBytes, int
                               int srqDepth, int srqRefillThreshold, int srqRefillBatch, int cqDepth,
                               int cqModerationCount, int cqModerationPeriodUs, String ordering,
                               boolean atomicsEmulation, ConnectionOptions connection) {
-    /** d = 256, 32 receive slots of 256 bytes, 4 KiB regions, p = 1, q = 1, no inline, no pinning, no pool. */
+    /**
+     * The defaults, the same as a policy class's ({@link EndpointClass#DEFAULT_QUEUE_DEPTH},
+     * {@link EndpointClass#DEFAULT_POSTLIST}, {@link EndpointClass#DEFAULT_UNSIGNALED}) and as
+     * {@code scalep sweep}'s {@code --depth}, {@code --postlist} and {@code --unsignaled}: send depth
+     * d = 256, postlist p = 32, one signaled completion every q = 64, 32 receive slots of 256 bytes,
+     * 4 KiB send/target/read regions, 32 completions per poll, no inline, no pinning, no WR pool, SRQ
+     * and CQ sized from the queues, no CQ moderation, the provider's context defaults.
+     * {@link #builder()} starts from these.
+     */
     public static final EndpointOptions DEFAULTS =
-            new EndpointOptions(256, 32, 4096, 256, 1, 1, 0, false, 32, ContextOptions.DEFAULTS);
+            new EndpointOptions(EndpointClass.DEFAULT_QUEUE_DEPTH, 32, 4096, 256, EndpointClass.DEFAULT_POSTLIST,
+                    EndpointClass.DEFAULT_UNSIGNALED, 0, false, 32, ContextOptions.DEFAULTS);
+
+    /** A builder that starts from {@link #DEFAULTS}; values are checked together by {@link Builder#build()}. */
+    public static Builder builder() {
+        return new Builder(DEFAULTS);
+    }
+
+    /** A builder that starts from these options. */
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
 
     public EndpointOptions {
         if (sendDepth < 1 || recvDepth < 1 || bufferBytes < 1 || recvSlotBytes < 1 || postlist < 1
@@ -179,5 +198,148 @@ public record EndpointOptions(int sendDepth, int recvDepth, int bufferBytes, int
         return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pin,
                 pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth, srqRefillThreshold,
                 srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering, atomicsEmulation, c);
+    }
+
+    /**
+     * Builds {@link EndpointOptions} one setting at a time, starting from {@link #DEFAULTS} (or from
+     * {@link #toBuilder()}'s options); {@link #build()} checks them together, so the order of the
+     * calls does not matter (a postlist above the default depth is fine when the depth is raised too).
+     */
+    public static final class Builder {
+        private int sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery, inlineThreshold, pollBatch;
+        private int chainPool, chainMaxLength, srqDepth, srqRefillThreshold, srqRefillBatch, cqDepth, cqModerationCount,
+                cqModerationPeriodUs;
+        private boolean pin, sgeHeaderPayload, atomicsEmulation;
+        private ContextOptions context;
+        private String ordering;
+        private ConnectionOptions connection;
+
+        private Builder(EndpointOptions o) {
+            sendDepth = o.sendDepth;
+            recvDepth = o.recvDepth;
+            bufferBytes = o.bufferBytes;
+            recvSlotBytes = o.recvSlotBytes;
+            postlist = o.postlist;
+            signalEvery = o.signalEvery;
+            inlineThreshold = o.inlineThreshold;
+            pin = o.pin;
+            pollBatch = o.pollBatch;
+            context = o.context;
+            chainPool = o.chainPool;
+            chainMaxLength = o.chainMaxLength;
+            sgeHeaderPayload = o.sgeHeaderPayload;
+            srqDepth = o.srqDepth;
+            srqRefillThreshold = o.srqRefillThreshold;
+            srqRefillBatch = o.srqRefillBatch;
+            cqDepth = o.cqDepth;
+            cqModerationCount = o.cqModerationCount;
+            cqModerationPeriodUs = o.cqModerationPeriodUs;
+            ordering = o.ordering;
+            atomicsEmulation = o.atomicsEmulation;
+            connection = o.connection;
+        }
+
+        /** Send queue depth d per QP (default 256). */
+        public Builder sendDepth(int d) {
+            sendDepth = d;
+            return this;
+        }
+
+        /** Receive slots per endpoint (default 32). */
+        public Builder recvDepth(int n) {
+            recvDepth = n;
+            return this;
+        }
+
+        /** Bytes of each of an endpoint's send, target and read regions (default 4096). */
+        public Builder bufferBytes(int n) {
+            bufferBytes = n;
+            return this;
+        }
+
+        /** Bytes per receive slot (default 256). */
+        public Builder recvSlotBytes(int n) {
+            recvSlotBytes = n;
+            return this;
+        }
+
+        /** Work requests per doorbell p, at most the send depth (default 32; 1 turns postlist off). */
+        public Builder postlist(int p) {
+            postlist = p;
+            return this;
+        }
+
+        /** One signaled completion every q work requests (default 64; 1 signals all). */
+        public Builder signalEvery(int q) {
+            signalEvery = q;
+            return this;
+        }
+
+        /** Payloads up to this many bytes go inline (default 0: none). */
+        public Builder inlineThreshold(int bytes) {
+            inlineThreshold = bytes;
+            return this;
+        }
+
+        /** Pin each acquiring thread to a CPU (default off). */
+        public Builder pin(boolean on) {
+            pin = on;
+            return this;
+        }
+
+        /** Completions taken from a CQ per poll (default 32). */
+        public Builder pollBatch(int n) {
+            pollBatch = n;
+            return this;
+        }
+
+        /** Provider knobs of every context opened, BlueFlame among them (default {@link ContextOptions#DEFAULTS}). */
+        public Builder context(ContextOptions c) {
+            context = c;
+            return this;
+        }
+
+        /** A pre-initialised pool of {@code pool} send records, chains of up to {@code maxLength} (default: no pool). */
+        public Builder chained(int pool, int maxLength) {
+            chainPool = pool;
+            chainMaxLength = pool == 0 ? 0 : maxLength;
+            return this;
+        }
+
+        /** Header and payload posted as one WR with two SGEs (default off). */
+        public Builder sgeHeaderPayload(boolean on) {
+            sgeHeaderPayload = on;
+            return this;
+        }
+
+        /** SRQ depth (0 = the sum of its endpoints' slots), refill threshold and batch (default 0, 0, 1). */
+        public Builder srq(int depth, int refillThreshold, int refillBatch) {
+            srqDepth = depth;
+            srqRefillThreshold = refillThreshold;
+            srqRefillBatch = refillBatch;
+            return this;
+        }
+
+        /** CQ depth (0 = what its queues need) and moderation count and period in µs (default 0, 0, 0). */
+        public Builder cq(int depth, int moderationCount, int moderationPeriodUs) {
+            cqDepth = depth;
+            cqModerationCount = moderationCount;
+            cqModerationPeriodUs = moderationPeriodUs;
+            return this;
+        }
+
+        /** Port, GID, path MTU and RC knobs for every QP (default {@link ConnectionOptions#DEFAULTS}). */
+        public Builder connection(ConnectionOptions c) {
+            connection = c;
+            return this;
+        }
+
+        /** The options; {@link IllegalArgumentException} naming what is out of range. */
+        public EndpointOptions build() {
+            return new EndpointOptions(sendDepth, recvDepth, bufferBytes, recvSlotBytes, postlist, signalEvery,
+                    inlineThreshold, pin, pollBatch, context, chainPool, chainMaxLength, sgeHeaderPayload, srqDepth,
+                    srqRefillThreshold, srqRefillBatch, cqDepth, cqModerationCount, cqModerationPeriodUs, ordering,
+                    atomicsEmulation, connection);
+        }
     }
 }

@@ -46,11 +46,37 @@ class EndpointBehaviourTest {
         for (String dev : System.getProperty("scalep.ep.devices", "sim:mlx5,sim:efa").split(",")) {
             for (String level : LEVELS) {
                 for (int n : THREADS) {
-                    out.add(Arguments.of(dev, level, n));
+                    if (fits(level, n)) { // x-way levels run at multiples of x (the divisibility rule)
+                        out.add(Arguments.of(dev, level, n));
+                    }
                 }
             }
         }
         return out.stream();
+    }
+
+    static boolean fits(String level, int threads) {
+        try {
+            SharingConfig.parse(level).checkThreads(threads);
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void xWaySharingThatDoesNotDivideTheThreadsIsRefusedBeforeAnyVerbsCall() {
+        for (String dev : new String[]{"sim:mlx5", "sim:efa"}) {
+            Device d = Devices.byName(dev);
+            ResourceUsage before = d.resources();
+            for (String level : new String[]{"qp=3way", "qp=5way", "mpi-everywhere,ctx=3way,pd=3way"}) {
+                IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                        () -> EndpointManager.open(d, SharingConfig.parse(level), 4, EndpointOptions.DEFAULTS));
+                org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("with 4 threads")
+                        && e.getMessage().contains("2way, 4way"), e.getMessage());
+            }
+            org.junit.jupiter.api.Assertions.assertEquals(before, d.resources(), "nothing was allocated");
+        }
     }
 
     @ParameterizedTest(name = "{0} {1} threads={2}")
@@ -161,5 +187,59 @@ class EndpointBehaviourTest {
             assertEquals(0, e.outstanding());
             a.release(e);
         }
+    }
+
+    /**
+     * Offsets, lengths and remote offsets outside the buffers, and wr ids that do not fit in 47 bits,
+     * are refused at the call: nothing is staged, the QP stays usable and a valid write still lands.
+     * Both providers, every send path (per-thread chained, shared locked, shared combining).
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("validationMatrix")
+    @Timeout(30)
+    void outOfRangeArgumentsAreRefusedAtTheCall(String devName, String level) throws Exception {
+        Device dev = Devices.byName(devName);
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withBuffers(1024, 64).withSgeHeaderPayload(true).withChained(32, 8);
+        try (EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), 1, opts);
+             EndpointManager b = EndpointManager.open(dev, SharingConfig.parse(level), 1, opts)) {
+            a.connect(b);
+            Endpoint e = a.acquire();
+            Endpoint peer = b.acquire();
+            String[] why = new String[]{
+                    msg(() -> e.write(1, 1000, 100, 0)), msg(() -> e.write(1, -1, 8, 0)), msg(() -> e.write(1, 0, -8, 0)),
+                    msg(() -> e.write(1, 0, 8, 1020)), msg(() -> e.write(1, 0, 8, -4)), msg(() -> e.read(1, 0, 2000, 0)),
+                    msg(() -> e.read(1, 0, 8, Integer.MAX_VALUE)), msg(() -> e.send(1, 1020, 8)),
+                    msg(() -> e.write(1L << 47, 0, 8, 0)), msg(() -> e.write(-1, 0, 8, 0)),
+                    msg(() -> e.write((1L << 47) - 1, 0, 8, 0))};
+            for (String m : why) {
+                assertTrue(m.contains("endpoint " + e.index() + ": ") && (m.contains("is outside")), m);
+            }
+            assertTrue(why[3].contains("the peer's buffer of 1024 bytes"), why[3]);
+            assertTrue(why[8].contains("47 bits"), why[8]);
+            assertEquals(0, e.staged(), "nothing staged");
+            assertEquals(0, e.outstanding());
+            assertEquals(0, e.qp().counters().wqes(), "nothing posted");
+            e.sendBuffer().set(ValueLayout.JAVA_LONG, 1016, 0x5ca1e9L);
+            assertEquals(0, e.write((1L << 47) - 2, 1016, 8, 1016), "the largest wr id and the last bytes of both buffers");
+            assertEquals(0, e.flush());
+            assertTrue(e.drain(10_000_000_000L));
+            assertEquals(0x5ca1e9L, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 1016));
+            a.release(e);
+            b.release(peer);
+        }
+    }
+
+    static Stream<Arguments> validationMatrix() {
+        List<Arguments> out = new ArrayList<>();
+        for (String dev : new String[]{"sim:mlx5", "sim:efa"}) {
+            for (String level : new String[]{"static", "mpi-threads,qp=shared:locked", "mpi-threads,qp=shared:combining"}) {
+                out.add(Arguments.of(dev, level));
+            }
+        }
+        return out.stream();
+    }
+
+    private static String msg(org.junit.jupiter.api.function.Executable call) {
+        return assertThrows(IllegalArgumentException.class, call).getMessage();
     }
 }

@@ -424,6 +424,32 @@ class PolicyFeaturesTest {
         }
     }
 
+    /**
+     * A CQ shared by all threads holds what one endpoint needs as written; with 4 threads the
+     * endpoint layer must raise it. Under degrade that is done and listed; under fail it is refused
+     * before any traffic and nothing stays allocated.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"sim:mlx5", "sim:efa"})
+    void underFailTheRuntimeChangesNothing(String dev) {
+        Device d = Devices.byName(dev);
+        String yaml = "classes:\n  a: {sharing: mpi-threads, queue-depth: 256, postlist: 1, unsignaled: 1, inline: 0,"
+                + " blueflame: off, cq: {depth: 512}, on-unsupported: %s}\n";
+        EndpointClass degrade = PolicyLoader.parse("d.yaml", yaml.formatted("degrade")).effective(d).endpointClass("a");
+        try (EndpointManager m = EndpointManager.open(d, degrade, 4)) {
+            assertTrue(m.substitutions().stream().anyMatch(s -> s.setting().equals("cq.depth")), m.substitutions()::toString);
+        }
+        EndpointClass fail = PolicyLoader.parse("f.yaml", yaml.formatted("fail")).effective(d).endpointClass("a");
+        ResourceUsage before = d.resources();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> EndpointManager.open(d, fail, 4));
+        assertTrue(e.getMessage().contains("class a (on-unsupported: fail) cannot run as written") && e.getMessage().contains("cq.depth: 512 ->"),
+                e.getMessage());
+        assertEquals(before, d.resources(), "closed before any traffic");
+        try (EndpointManager one = EndpointManager.open(d, fail, 1)) { // one endpoint: exactly as written
+            assertTrue(one.substitutions().isEmpty(), one.substitutions()::toString);
+        }
+    }
+
     /** The recommended catalog policy of each device, every class opened from the policy and used: messages land intact. */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"sim:mlx5", "sim:efa"})

@@ -164,6 +164,38 @@ public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf,
         return sb.toString();
     }
 
+    /**
+     * The divisibility rule of x-way sharing, the same for every command and for the endpoint
+     * manager: an axis shared {@code x} ways needs a thread count that is a multiple of {@code x},
+     * otherwise the last instance would serve fewer threads than asked. Throws
+     * {@link IllegalArgumentException} naming the axis and the ways that would work.
+     */
+    public void checkThreads(int threads) {
+        for (Axis a : Axis.values()) {
+            Share s = switch (a) {
+                case CTX -> ctx;
+                case TD -> Share.NONE;
+                case PD -> pd;
+                case MR -> mr;
+                case BUF -> buf;
+                case QP -> qp;
+                case CQ -> cq;
+                case SRQ -> srq;
+            };
+            if (s.kind() == Share.Kind.WAYS && threads % s.ways() != 0) {
+                List<String> fit = new ArrayList<>();
+                for (int w = 2; w <= threads; w++) {
+                    if (threads % w == 0) {
+                        fit.add(w + "way");
+                    }
+                }
+                throw new IllegalArgumentException(a.key() + "=" + s + " with " + threads + " threads: x-way sharing needs "
+                        + "a thread count that is a multiple of x (for " + threads + " threads: per-thread"
+                        + (fit.isEmpty() ? "" : ", " + String.join(", ", fit)) + ")");
+            }
+        }
+    }
+
     /** The research category this configuration equals, or null. */
     public Category category() {
         for (Category c : Category.values()) {
@@ -292,7 +324,16 @@ public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf,
         QpMode m = mode != null ? mode : b.qpMode;
         String problem = check(ctx, td == null ? b.td : td, pd, mr, buf, qp, m, cq, srq);
         if (problem != null) {
-            throw new SharingSyntaxException("inconsistent sharing level '" + text.strip() + "': " + problem, 0);
+            List<String> defaulted = new ArrayList<>();
+            for (Axis ax : Axis.values()) {
+                if (!seen.contains(ax.key()) && problem.contains(ax.key() + "=")) {
+                    defaulted.add(ax.key());
+                }
+            }
+            String from = base == null ? "category static (the base when no category comes first)" : "category " + base.spelling();
+            throw new SharingSyntaxException("inconsistent sharing level '" + text.strip() + "': " + problem
+                    + (defaulted.isEmpty() ? "" : "; " + String.join(", ", defaulted) + " not given, so taken from " + from
+                    + ": write " + (defaulted.size() == 1 ? "it" : "them") + " too, or start from a category such as mpi-everywhere"), 0);
         }
         return new SharingConfig(ctx, td == null ? b.td : td, pd, mr, buf, qp, m, cq, srq);
     }

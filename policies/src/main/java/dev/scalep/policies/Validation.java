@@ -32,6 +32,23 @@ final class Validation {
         return new EffectivePolicy(p.source(), device, out, degradations, notes);
     }
 
+    /**
+     * The fewest entries a CQ must hold at sharing {@code s} and queue depth {@code qd}: the send
+     * queues of the QPs it serves plus the receive slots of their endpoints (one queue depth each),
+     * for the narrowest instance the sharing allows (a CQ shared by all threads serves at least one).
+     * It is also the default of {@code cq.depth}.
+     */
+    static long cqNeed(SharingConfig s, int qd) {
+        int qpWidth = narrow(s.qp().width());
+        int members = s.cq().kind() == Share.Kind.PER_QP ? qpWidth : narrow(s.cq().width());
+        long qps = (members + qpWidth - 1) / qpWidth;
+        return qps * qd + (long) members * qd;
+    }
+
+    private static int narrow(int width) {
+        return width == Integer.MAX_VALUE || width < 1 ? 1 : width;
+    }
+
     /** The checks of one class; fields hold the values as they are being adjusted. */
     private static final class One {
         final Policy p;
@@ -67,6 +84,21 @@ final class Validation {
             return true;
         }
 
+        /** Whether {@code key} was written in the file (every setting of a class built in code counts as written). */
+        boolean written(String key) {
+            return p.origin(c.name(), key) != null || !p.fromFile(c.name());
+        }
+
+        /**
+         * Two settings of the file that cannot both hold: an error whatever {@code on-unsupported}
+         * says, since no device could honour them.
+         */
+        void contradiction(String key, String reason) {
+            SourceLocation where = p.origin(c.name(), key);
+            errors.add(new PolicyError(where != null ? where : p.location(c.name()), "class " + c.name() + ": " + reason
+                    + " (the class contradicts itself: an error whatever on-unsupported says)"));
+        }
+
         EndpointClass run(DeviceCapabilities caps, List<String> notes) {
             String cn = "class " + c.name() + ": ";
             String on = device == null ? "" : " on " + device;
@@ -85,18 +117,38 @@ final class Validation {
                     && unsupported("queue-depth", qd, caps.maxQpWr(), "queue-depth " + qd + " > device limit " + caps.maxQpWr() + on)) {
                 qd = caps.maxQpWr();
             }
-            if (postlist > qd && unsupported("postlist", postlist, qd, "postlist " + postlist + " > queue-depth " + qd)) {
+            int writtenQd = c.queueDepth();
+            if (postlist > writtenQd && written("postlist")) {
+                contradiction("postlist", "postlist " + postlist + " > queue-depth " + writtenQd
+                        + " (a list cannot be longer than the queue it is posted to)");
+            } else if (postlist > qd && unsupported("postlist", postlist, qd, "postlist " + postlist + " > queue-depth " + qd)) {
                 postlist = qd;
             }
             if (caps != null && !caps.unsignaled() && q > 1
                     && unsupported("unsignaled", q, 1, "unsignaled " + q + " unsupported" + on + " (every WR is signaled)")) {
                 q = 1;
             }
-            if (q > qd && unsupported("unsignaled", q, qd, "unsignaled interval " + q + " > queue-depth " + qd
+            if (caps != null && caps.unsignaled() && !caps.inOrder() && q > 1
+                    && unsupported("unsignaled", q, 1, "unsignaled " + q + " on " + device + ", which completes out of order: "
+                    + "an unsignaled WR cannot be retired by a later completion (every WR is signaled)")) {
+                q = 1;
+            }
+            if (c.unsignaled() > writtenQd && written("unsignaled")) { // as written, whatever the device does
+                contradiction("unsignaled", "unsignaled interval " + c.unsignaled() + " > queue-depth " + writtenQd
+                        + " (one WR of every queue-depth must be signaled, or the queue fills with unretired WRs)");
+            } else if (q > qd && unsupported("unsignaled", q, qd, "unsignaled interval " + q + " > queue-depth " + qd
                     + " (one WR of every queue-depth must be signaled)")) {
                 q = qd;
             }
-            if (chained.maxLength() > qd && unsupported("chained.max-length", chained.maxLength(), qd,
+            long need = cqNeed(sharing, writtenQd);
+            if (cq.depth() > 0 && cq.depth() < need && written("cq.depth")) {
+                contradiction("cq.depth", "cq.depth " + cq.depth() + " is smaller than the queues it serves: " + need
+                        + " entries (send queues plus receive slots of queue-depth " + writtenQd + " each, at sharing "
+                        + name(sharing) + "); write at least " + need + ", or leave cq.depth out to size it from the queues");
+            }
+            if (chained.maxLength() > writtenQd && written("chained.max-length")) {
+                contradiction("chained.max-length", "chained.max-length " + chained.maxLength() + " > queue-depth " + writtenQd);
+            } else if (chained.maxLength() > qd && unsupported("chained.max-length", chained.maxLength(), qd,
                     "chained.max-length " + chained.maxLength() + " > queue-depth " + qd)) {
                 chained = new ChainedPosts(chained.enabled(), chained.poolSize(), qd);
             }

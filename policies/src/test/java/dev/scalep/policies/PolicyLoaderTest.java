@@ -121,13 +121,15 @@ class PolicyLoaderTest {
         EndpointClass d = p.endpointClass("x");
         assertEquals(32, d.postlist());
         assertEquals(64, d.unsignaled());
-        assertEquals(256, d.cq().depth());
+        assertEquals(512, d.cq().depth(), "a per-QP CQ holds its send queue and receive slots");
         assertEquals(256, d.srq().refillThreshold());
         assertEquals(OnUnsupported.DEGRADE, d.onUnsupported());
         assertEquals(Category.STATIC.config(), d.sharing());
         Policy derived = PolicyLoader.parse("t.yaml", "classes:\n  x: {queue-depth: 64, postlist: 8, srq: {depth: 100}}\n");
         EndpointClass x = derived.endpointClass("x");
-        assertEquals(64, x.cq().depth(), "cq.depth defaults to queue-depth");
+        assertEquals(128, x.cq().depth(), "cq.depth defaults to what the queues need");
+        assertEquals(5 * 64, PolicyLoader.parse("t.yaml", "classes:\n  x: {queue-depth: 64, sharing: \"ctx=shared,qp=4way:locked,cq=4way\"}\n")
+                .endpointClass("x").cq().depth(), "one QP of 4 threads and their receive slots");
         assertEquals(8, x.chained().maxLength(), "chained.max-length defaults to postlist");
         assertEquals(new SrqSettings(100, 25, 64), x.srq());
     }

@@ -77,21 +77,52 @@ class ValidationTest {
 
     @Test
     void queueDepthRules() {
-        Policy p = PolicyLoader.parse("q.yaml", "classes:\n  a: {queue-depth: 16, postlist: 32, unsignaled: 64, chained: {max-length: 16}}\n");
+        // Defaulted postlist and unsignaled interval above a written queue depth are lowered, and reported.
+        Policy p = PolicyLoader.parse("q.yaml", "classes:\n  a: {queue-depth: 16, chained: {max-length: 16}}\n");
         EffectivePolicy e = p.effective();
         EndpointClass a = e.endpointClass("a");
         assertEquals(16, a.postlist());
         assertEquals(16, a.unsignaled());
         assertEquals(2, e.degradations().size(), e.degradations().toString());
         assertTrue(e.degradations().get(1).message().contains("one WR of every queue-depth must be signaled"));
-        Policy f = PolicyLoader.parse("q.yaml", "classes:\n  a: {queue-depth: 16, postlist: 32, on-unsupported: fail}\n");
-        PolicyException ex = assertThrows(PolicyException.class, f::effective);
-        assertTrue(ex.getMessage().contains("postlist 32 > queue-depth 16"), ex.getMessage());
-        assertEquals(1, ex.errors().size(), "the defaulted unsignaled interval is degraded, not rejected");
+        // Written values that contradict the queue depth are errors whatever on-unsupported says.
+        for (String on : new String[]{"degrade", "fail"}) {
+            Policy f = PolicyLoader.parse("q.yaml", "classes:\n  a: {queue-depth: 16, postlist: 32, on-unsupported: " + on + "}\n");
+            PolicyException ex = assertThrows(PolicyException.class, f::effective);
+            assertTrue(ex.getMessage().contains("q.yaml:2:34: class a: postlist 32 > queue-depth 16"), ex.getMessage());
+            assertTrue(ex.getMessage().contains("whatever on-unsupported says"), ex.getMessage());
+            assertEquals(1, ex.errors().size(), "the defaulted unsignaled interval is degraded, not rejected: " + ex.getMessage());
+            Policy u = PolicyLoader.parse("u.yaml", "classes:\n  a: {queue-depth: 16, postlist: 8, unsignaled: 64, on-unsupported: " + on + "}\n");
+            ex = assertThrows(PolicyException.class, u::effective);
+            assertTrue(ex.getMessage().contains("unsignaled interval 64 > queue-depth 16"), ex.getMessage());
+            ex = assertThrows(PolicyException.class, () -> u.effective("sim:efa", TestCaps.EFA)); // even where q becomes 1
+            assertTrue(ex.getMessage().contains("unsignaled interval 64 > queue-depth 16"), ex.getMessage());
+        }
         Policy big = PolicyLoader.parse("q.yaml", "classes:\n  a: {queue-depth: 65536, cq: {depth: 4194304}}\n");
         EndpointClass b = big.effective("sim:efa", TestCaps.EFA).endpointClass("a");
         assertEquals(4096, b.queueDepth());
         assertEquals(32768, b.cq().depth());
+    }
+
+    @Test
+    void aCqSmallerThanTheQueuesItServesIsAnError() {
+        String[][] cases = {
+                {"static", "4096", "1", "8192"},                            // per-QP CQ: one send queue and its receives
+                {"ctx=shared,qp=4way:locked,cq=4way", "1024", "4096", "5120"}, // one QP of 4 threads and their receives
+                {"mpi-threads", "4096", "1", "8192"}};                       // shared by all: at least one endpoint
+        for (String[] c : cases) {
+            for (String on : new String[]{"degrade", "fail"}) {
+                Policy p = PolicyLoader.parse("c.yaml", "classes:\n  a:\n    sharing: \"" + c[0] + "\"\n    queue-depth: " + c[1]
+                        + "\n    cq: {depth: " + c[2] + "}\n    on-unsupported: " + on + "\n");
+                PolicyException ex = assertThrows(PolicyException.class, () -> p.effective("sim:mlx5", TestCaps.MLX5));
+                assertTrue(ex.getMessage().contains("c.yaml:5:") && ex.getMessage().contains("cq.depth " + c[2]
+                        + " is smaller than the queues it serves: " + c[3] + " entries"), ex.getMessage());
+            }
+        }
+        // Exactly enough passes; no depth at all is sized from the queues.
+        PolicyLoader.parse("c.yaml", "classes:\n  a: {queue-depth: 4096, cq: {depth: 8192}, on-unsupported: fail}\n")
+                .effective("sim:mlx5", TestCaps.MLX5);
+        PolicyLoader.parse("c.yaml", "classes:\n  a: {queue-depth: 4096, on-unsupported: fail}\n").effective("sim:mlx5", TestCaps.MLX5);
     }
 
     @Test

@@ -72,7 +72,7 @@ public final class Dgemm {
             throw new IllegalArgumentException("--size " + n + " is too large for one endpoint region");
         }
         int bufferBytes = (int) Math.max(2 * matBytes, 2L * tileBytes);
-        EndpointOptions opts = EndpointOptions.DEFAULTS.withDepths(16, 1).withBuffers(bufferBytes, 64).withFeatures(1, 1, 0);
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(1, 1, 0).withDepths(16, 1).withBuffers(bufferBytes, 64);
 
         try (EndpointManager server = EndpointManager.open(device, cfg, threads, opts);
              EndpointManager client = EndpointManager.open(device, cfg, threads, opts)) {

@@ -103,7 +103,7 @@ public final class Stencil {
         final int cols = size;
         final int rowBytes = cols * Double.BYTES;
         final int flagOff = 2 * rowBytes;
-        EndpointOptions opts = EndpointOptions.DEFAULTS.withDepths(16, 1).withBuffers(flagOff + 64, 64).withFeatures(1, 1, 0);
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(1, 1, 0).withDepths(16, 1).withBuffers(flagOff + 64, 64);
         int links = threads - 1;
         EndpointManager down = null;
         EndpointManager up = null;
