@@ -45,9 +45,11 @@ import java.util.concurrent.Callable;
                         + "device, workload, rule, every candidate and the frontier as comments; it passes `policy check` and "
                         + "`sweep --policy` measures it again."},
         footer = {"", "Examples:",
-                "  scalep policy tune --device sim:mlx5 --threads 4 --within 20%% --out tuned.yaml --quick",
+                "  scalep policy tune --device sim:mlx5 --threads 4 --within 20%% \\",
+                "      --out tuned.yaml --quick",
                 "  scalep policy tune --threads 16 --max-uar-pages 4 --out tuned.yaml",
-                "  scalep policy tune --device sim:efa --threads 8 --op read --size 64 --within 10%% --order qps,memory --out efa.yaml"})
+                "  scalep policy tune --device sim:efa --threads 8 --op read --size 64 \\",
+                "      --within 10%% --order qps,memory --out efa.yaml"})
 final class TuneCommand implements Callable<Integer> {
     @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}).")
     String device = Devices.DEFAULT;

@@ -41,7 +41,7 @@ class ChartsTest {
         assertEquals(0.0, chart.getXYPlot().getRangeAxis().getLowerBound(), "the rate axis starts at 0");
         XYItemRenderer r = chart.getXYPlot().getRenderer();
         assertFalse(r.getDefaultItemLabelsVisible(), "no labels beside points: they overlap where levels share a count");
-        assertEquals(7, chart.getXYPlot().getLegendItems().getItemCount());
+        assertEquals(7 + 1, chart.getXYPlot().getLegendItems().getItemCount(), "seven levels and the frontier");
         Set<String> shapes = new HashSet<>();
         for (int i = 0; i < 7; i++) {
             shapes.add(r.getSeriesShape(i).getBounds2D() + "/" + r.getSeriesShape(i).getClass());

@@ -666,7 +666,7 @@ public final class PolicyLoader {
             int srqDepth = get(v, "srq.depth", d.srq().depth());
             int refillThreshold = get(v, "srq.refill-threshold", srqDepth / EndpointClass.DEFAULT_SRQ_REFILL_DIVISOR);
             int refillBatch = get(v, "srq.refill-batch", Math.min(EndpointClass.DEFAULT_SRQ_REFILL_BATCH, srqDepth));
-            int cqDepth = get(v, "cq.depth", (int) Math.min(MAX_CQ_DEPTH, Validation.cqNeed(sharing, queueDepth)));
+            int cqDepth = get(v, "cq.depth", CqSettings.entriesNeeded(sharing, queueDepth));
             int modCount = get(v, "cq.moderation.count", d.cq().moderationCount());
             int modPeriod = get(v, "cq.moderation.period-us", d.cq().moderationPeriodUs());
             Ordering ordering = Ordering.valueOf(get(v, "srd.ordering", d.srd().ordering().spelling())

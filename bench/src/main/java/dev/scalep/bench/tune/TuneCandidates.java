@@ -6,6 +6,7 @@ import dev.scalep.bench.Workload;
 import dev.scalep.policies.BlueFlame;
 import dev.scalep.policies.Category;
 import dev.scalep.policies.ChainedPosts;
+import dev.scalep.policies.CqSettings;
 import dev.scalep.policies.EffectivePolicy;
 import dev.scalep.policies.EndpointClass;
 import dev.scalep.policies.Policy;
@@ -105,9 +106,12 @@ public final class TuneCandidates {
                 : Math.min(caps.maxInline(), Math.max(w.size(), EndpointClass.DEFAULT_INLINE));
         BlueFlame bf = variant.equals("w/o blueflame") || !caps.blueFlame() ? BlueFlame.OFF : BlueFlame.ON;
         EndpointClass d = EndpointClass.defaults("tuned");
-        return new EndpointClass("tuned", SharingConfig.parse(sharing), DEPTH, p, q, inline, bf,
+        SharingConfig s = SharingConfig.parse(sharing);
+        // the CQ holds what its queues need at this sharing (the loader's default when cq.depth is left out)
+        CqSettings cq = new CqSettings(CqSettings.entriesNeeded(s, DEPTH), d.cq().moderationCount(), d.cq().moderationPeriodUs());
+        return new EndpointClass("tuned", s, DEPTH, p, q, inline, bf,
                 new ChainedPosts(true, EndpointClass.DEFAULT_CHAIN_POOL, Math.min(p, EndpointClass.DEFAULT_CHAIN_POOL)),
-                d.sgeHeaderPayload(), d.srq(), d.cq(), d.srd(), d.onUnsupported());
+                d.sgeHeaderPayload(), d.srq(), cq, d.srd(), d.onUnsupported());
     }
 
     /** The class as {@code device} will run it (the device's limits applied). */
