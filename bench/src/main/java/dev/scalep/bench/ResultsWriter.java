@@ -27,7 +27,7 @@ public final class ResultsWriter {
             "device", "category", "threads", "postlist", "unsignaled", "messages", "seconds", "mmsgPerSec",
             "qps", "cqs", "uarPages", "uuars", "memoryBytes",
             "repeat", "sharing", "depth", "inline", "blueFlame", "shareAxis", "ways", "variant",
-            "contexts", "pds", "mrs", "srqs", "tds", "uuarsInUse", "notes");
+            "contexts", "pds", "mrs", "srqs", "tds", "uarPagesInUse", "uuarsInUse", "notes");
 
     private ResultsWriter() {
     }
@@ -63,6 +63,7 @@ public final class ResultsWriter {
         row.put("mrs", r.mrs());
         row.put("srqs", r.srqs());
         row.put("tds", r.tds());
+        row.put("uarPagesInUse", r.uarPagesInUse());
         row.put("uuarsInUse", r.uuarsInUse());
         row.put("notes", m.notes() == null ? "" : m.notes());
         return row;
