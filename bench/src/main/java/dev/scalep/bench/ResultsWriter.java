@@ -84,6 +84,8 @@ public final class ResultsWriter {
             env.put("host", "unknown");
         }
         env.put("cpus", Runtime.getRuntime().availableProcessors());
+        // the 1-minute load average when the results are written: other work on the machine shows here
+        env.put("loadAverage", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         env.put("cpuModel", cpuModel());
         env.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"));
         env.put("jvm", System.getProperty("java.vm.vendor") + " " + System.getProperty("java.vm.name") + " "
