@@ -8,7 +8,14 @@ import org.jfree.chart.plot.CategoryPlot;
 import org.jfree.chart.plot.DefaultDrawingSupplier;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.plot.IntervalMarker;
+import org.jfree.chart.renderer.xy.XYErrorRenderer;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.ui.Layer;
+import org.jfree.chart.ui.RectangleAnchor;
+import org.jfree.chart.ui.TextAnchor;
+import org.jfree.data.xy.YIntervalSeries;
+import org.jfree.data.xy.YIntervalSeriesCollection;
 import org.jfree.data.category.DefaultCategoryDataset;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
@@ -31,7 +38,8 @@ import java.util.function.ToDoubleFunction;
 /**
  * SVG charts of a sweep (JFreeChart drawn into JFreeSVG): message rate vs threads per category,
  * message rate vs hardware resources (the tradeoff frontier), the x-way sharing sweeps, and the
- * "all w/o feature" ablations. Each plots the median over repeats.
+ * "all w/o feature" ablations. Each plots the median over repeats; the rate-vs-threads chart also draws
+ * the min..max over repeats as error bars and shades the thread counts above the machine's cores.
  */
 public final class Charts {
     private static final int W = 900;
@@ -42,13 +50,18 @@ public final class Charts {
 
     /** Write every chart the measurements support into {@code dir}; returns the files written. */
     public static List<Path> write(Path dir, List<Measurement> ms) throws IOException {
+        return write(dir, ms, Runtime.getRuntime().availableProcessors());
+    }
+
+    /** As {@link #write(Path, List)}, marking thread counts above {@code cores}. */
+    public static List<Path> write(Path dir, List<Measurement> ms, int cores) throws IOException {
         System.setProperty("java.awt.headless", "true");
         List<Map<String, Object>> rows = ResultsWriter.summary(ms);
         List<Path> out = new ArrayList<>();
         List<Map<String, Object>> base = rows.stream()
                 .filter(r -> "".equals(r.get("shareAxis")) && "all".equals(r.get("variant"))).toList();
         if (!base.isEmpty()) {
-            out.add(save(dir.resolve("rate-vs-threads.svg"), rateVsThreads(base)));
+            out.add(save(dir.resolve("rate-vs-threads.svg"), rateVsThreads(base, cores)));
             out.add(save(dir.resolve("rate-vs-resources.svg"), frontier(base)));
         }
         List<Map<String, Object>> sharing = rows.stream().filter(r -> !"".equals(r.get("shareAxis"))).toList();
@@ -66,17 +79,33 @@ public final class Charts {
         return ((Number) r.get(k)).doubleValue();
     }
 
-    static JFreeChart rateVsThreads(List<Map<String, Object>> rows) {
-        Map<String, XYSeries> series = new LinkedHashMap<>();
+    /** Median per category with min..max error bars; thread counts above {@code cores} shaded and labelled. */
+    static JFreeChart rateVsThreads(List<Map<String, Object>> rows, int cores) {
+        Map<String, YIntervalSeries> series = new LinkedHashMap<>();
         for (Map<String, Object> r : rows) {
-            series.computeIfAbsent((String) r.get("category"), XYSeries::new).addOrUpdate(num(r, "threads"), num(r, "mmsgPerSec"));
+            series.computeIfAbsent((String) r.get("category"), YIntervalSeries::new).add(num(r, "threads"),
+                    num(r, "mmsgPerSec"), num(r, "mmsgPerSecMin"), num(r, "mmsgPerSecMax"));
         }
-        XYSeriesCollection data = new XYSeriesCollection();
+        YIntervalSeriesCollection data = new YIntervalSeriesCollection();
         series.values().forEach(data::addSeries);
-        JFreeChart chart = ChartFactory.createXYLineChart("Message rate vs threads (" + rows.getFirst().get("device") + ", median)",
+        JFreeChart chart = ChartFactory.createXYLineChart("Message rate vs threads (" + rows.getFirst().get("device")
+                        + ", median, bars: min..max of the repeats)",
                 "sender threads", "million messages / s", data, PlotOrientation.VERTICAL, true, false, false);
         XYPlot plot = chart.getXYPlot();
+        XYErrorRenderer bars = new XYErrorRenderer();
+        bars.setDrawXError(false);
+        bars.setCapLength(6);
+        plot.setRenderer(bars);
         plot.setDomainAxis(log2Axis("sender threads"));
+        double maxThreads = rows.stream().mapToDouble(r -> num(r, "threads")).max().orElse(1);
+        if (maxThreads > cores) {
+            IntervalMarker over = new IntervalMarker(cores * Math.sqrt(2), maxThreads * 1.1, new Color(0, 0, 0, 20));
+            over.setLabel("more threads than the " + cores + " cores");
+            over.setLabelAnchor(RectangleAnchor.TOP);
+            over.setLabelTextAnchor(TextAnchor.TOP_CENTER);
+            over.setLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+            plot.addDomainMarker(over, Layer.BACKGROUND);
+        }
         style(chart, true);
         return chart;
     }

@@ -27,7 +27,7 @@ public final class ResultsWriter {
             "device", "category", "threads", "postlist", "unsignaled", "messages", "seconds", "mmsgPerSec",
             "qps", "cqs", "uarPages", "uuars", "memoryBytes",
             "repeat", "sharing", "depth", "inline", "blueFlame", "shareAxis", "ways", "variant",
-            "contexts", "pds", "mrs", "srqs", "tds", "uuarsInUse", "unsignaledAsked", "notes");
+            "contexts", "pds", "mrs", "srqs", "tds", "uarPagesInUse", "uuarsInUse", "unsignaledAsked", "notes");
 
     private ResultsWriter() {
     }
@@ -63,6 +63,7 @@ public final class ResultsWriter {
         row.put("mrs", r.mrs());
         row.put("srqs", r.srqs());
         row.put("tds", r.tds());
+        row.put("uarPagesInUse", r.uarPagesInUse());
         row.put("uuarsInUse", r.uuarsInUse());
         row.put("unsignaledAsked", p.unsignaled());
         row.put("notes", m.notes() == null ? "" : m.notes());
@@ -84,6 +85,8 @@ public final class ResultsWriter {
             env.put("host", "unknown");
         }
         env.put("cpus", Runtime.getRuntime().availableProcessors());
+        // the 1-minute load average when the results are written: other work on the machine shows here
+        env.put("loadAverage", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         env.put("cpuModel", cpuModel());
         env.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"));
         env.put("jvm", System.getProperty("java.vm.vendor") + " " + System.getProperty("java.vm.name") + " "

@@ -56,7 +56,10 @@ final class ResourcesCommand implements Callable<Integer> {
     @Option(names = "--class", paramLabel = "NAME", description = "The endpoint class of --policy (default: its first class).")
     String className;
 
-    @Option(names = "--json", description = "Print one JSON object: contexts, pds, mrs, qps, cqs, srqs, tds, uarPages, uuars, uuarsInUse, memoryBytes.")
+    @Option(names = "--json", description = "Print one JSON object: contexts, pds, mrs, qps, cqs, srqs, tds, uarPages, uuars "
+            + "(allocated: every UAR page with both data-path uUARs, used or idle), uarPagesInUse, uuarsInUse (rung by the "
+            + "endpoints' QPs), memoryBytes, and uarModel (how the UAR counts were obtained: counted by the simulator, or "
+            + "derived from the mlx5 driver's model on a real device).")
     boolean json;
 
     @Option(names = "--per-endpoint", description = "Also list which instance of each resource every endpoint uses (table only).")
@@ -100,7 +103,8 @@ final class ResourcesCommand implements Callable<Integer> {
         try (EndpointManager m = policyClass == null ? opened : EndpointManager.asWritten(opened, policyClass)) {
             ResourceUsage r = m.resources();
             if (json) {
-                Map<String, Long> out = r.toMap();
+                Map<String, Object> out = new java.util.LinkedHashMap<>(r.toMap());
+                out.put("uarModel", m.uarDescription());
                 System.out.println(new ObjectMapper().writeValueAsString(out));
                 return 0;
             }
@@ -116,12 +120,20 @@ final class ResourcesCommand implements Callable<Integer> {
                 System.out.println("  substituted " + s);
             }
             System.out.println();
-            System.out.printf("  %-12s %12s%n", "RESOURCE", "COUNT");
+            System.out.printf("  %-12s %12s %8s%n", "RESOURCE", "ALLOCATED", "IN USE");
             for (Map.Entry<String, Long> e : r.toMap().entrySet()) {
-                String v = e.getKey().equals("memoryBytes") ? e.getValue() + " (" + SweepCommand.bytes(e.getValue()) + ")"
+                String k = e.getKey();
+                if (k.endsWith("InUse")) {
+                    continue;
+                }
+                String v = k.equals("memoryBytes") ? e.getValue() + " (" + SweepCommand.bytes(e.getValue()) + ")"
                         : String.valueOf(e.getValue());
-                System.out.printf("  %-12s %12s%n", e.getKey(), v);
+                String used = k.equals("uarPages") ? String.valueOf(r.uarPagesInUse())
+                        : k.equals("uuars") ? String.valueOf(r.uuarsInUse()) : "";
+                System.out.println(String.format("  %-12s %12s %8s", k, v, used).stripTrailing());
             }
+            System.out.println("  (allocated UAR pages count both data-path uUARs, used or idle; in use: rung by the "
+                    + "endpoints' QPs)");
             if (perEndpoint) {
                 System.out.println();
                 System.out.printf("  %-8s %4s %4s %4s %4s %4s %4s %4s %5s %-9s %s%n", "ENDPOINT", "CTX", "PD", "MR", "QP", "CQ",

@@ -15,43 +15,73 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code scalep resources} against the mlx5 allocation model the research measured for 16 threads
- * (classic static mode: 8 UAR pages / 16 data-path uUARs per context; a TD page per even TD, or per
- * TD when maximally independent).
+ * {@code scalep resources} against the research's counting rule (ICPADS 2018, as the design digest
+ * states it), written here from the paper's description rather than from the implementation: classic
+ * mode, 8 static UAR pages per context; every allocated page counts both of its data-path uUARs, used
+ * or idle; 2xDynamic creates 2N maximally independent TDs (a page each, threads on every other one),
+ * Dynamic N (a page each), Shared Dynamic N TDs paired on ceil(N/2) pages; Static puts N QPs on the
+ * driver's static uUARs (4 low-latency first, then the 11 medium ones 1..11 round robin).
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ResourcesCommandTest {
     static final List<String> KEYS = List.of("contexts", "pds", "mrs", "qps", "cqs", "srqs", "tds", "uarPages", "uuars",
-            "uuarsInUse", "memoryBytes");
+            "uarPagesInUse", "uuarsInUse", "memoryBytes", "uarModel");
 
-    @ParameterizedTest(name = "{0}")
-    @CsvSource({
-            // category,       contexts, qps, cqs, tds, uarPages, uuars, uuarsInUse
-            "mpi-everywhere,   16,       16,  16,  0,   128,      256,   16",
-            "2x-dynamic,       1,        32,  32,  32,  24,       48,    32",
-            "dynamic,          1,        16,  16,  16,  24,       32,    16",
-            "shared-dynamic,   1,        16,  16,  16,  16,       32,    16",
-            "static,           1,        16,  16,  0,   8,        16,    15",
-            "mpi-threads,      1,        1,   1,   0,   8,        16,    1"})
-    void sixteenThreadsFollowTheMlx5Model(String category, long contexts, long qps, long cqs, long tds, long uarPages,
-                                          long uuars, long uuarsInUse) throws Exception {
-        SweepCommandTest.Run r = SweepCommandTest.run("resources", "--device", "sim:mlx5", "--threads", "16",
-                "--category", category, "--json");
+    /** contexts, qps, cqs, tds, uarPages, uuars, uarPagesInUse, uuarsInUse for {@code n} threads. */
+    static long[] research(String category, int n) {
+        final int staticPages = 8;
+        return switch (category) {
+            // a context per thread, its QP on one low-latency uUAR
+            case "mpi-everywhere" -> counts(n, n, 0, (long) staticPages * n, n, n);
+            // 2N independent TDs (and QPs), a page each; threads ring the even ones only
+            case "2x-dynamic" -> counts(1, 2L * n, 2L * n, staticPages + 2L * n, n, n);
+            case "dynamic" -> counts(1, n, n, staticPages + n, n, n);
+            case "shared-dynamic" -> counts(1, n, n, staticPages + (n + 1) / 2, (n + 1) / 2, n);
+            case "static" -> {
+                int low = Math.min(n, 4);
+                int medium = Math.min(Math.max(n - 4, 0), 11);  // uUARs 1..medium, uUAR k on page k/2
+                long pagesUsed = (low + 1) / 2 + (medium > 0 ? medium / 2 + 1 : 0);
+                yield counts(1, n, 0, staticPages, pagesUsed, low + medium);
+            }
+            case "mpi-threads" -> counts(1, 1, 0, staticPages, 1, 1);
+            default -> throw new IllegalArgumentException(category);
+        };
+    }
+
+    private static long[] counts(long contexts, long qps, long tds, long pages, long pagesUsed, long uuarsUsed) {
+        return new long[]{contexts, qps, qps, tds, pages, 2 * pages, pagesUsed, uuarsUsed};
+    }
+
+    @ParameterizedTest(name = "{0} x{1}")
+    @CsvSource({"mpi-everywhere,16", "2x-dynamic,16", "dynamic,16", "shared-dynamic,16", "static,16", "mpi-threads,16",
+            "2x-dynamic,3", "shared-dynamic,5", "static,1", "static,6", "static,9", "mpi-everywhere,2"})
+    void countsFollowTheResearchRule(String category, int n) throws Exception {
+        SweepCommandTest.Run r = SweepCommandTest.run("resources", "--device", "sim:mlx5", "--threads",
+                Integer.toString(n), "--category", category, "--json");
         assertEquals(0, r.rc(), r.err());
         JsonNode j = new ObjectMapper().readTree(r.out());
         List<String> names = new java.util.ArrayList<>();
         j.fieldNames().forEachRemaining(names::add);
         assertEquals(KEYS, names, "exactly the report's keys, in order");
-        j.forEach(v -> assertTrue(v.isNumber(), "numbers only: " + r.out()));
-        assertEquals(contexts, j.get("contexts").asLong());
-        assertEquals(qps, j.get("qps").asLong());
-        assertEquals(cqs, j.get("cqs").asLong());
-        assertEquals(tds, j.get("tds").asLong());
-        assertEquals(uarPages, j.get("uarPages").asLong());
-        assertEquals(uuars, j.get("uuars").asLong());
-        assertEquals(uuarsInUse, j.get("uuarsInUse").asLong());
+        long[] want = research(category, n);
+        String[] keys = {"contexts", "qps", "cqs", "tds", "uarPages", "uuars", "uarPagesInUse", "uuarsInUse"};
+        for (int k = 0; k < keys.length; k++) {
+            assertTrue(j.get(keys[k]).isNumber(), r.out());
+            assertEquals(want[k], j.get(keys[k]).asLong(), keys[k] + " of " + category + " x" + n + ": " + r.out());
+        }
+        assertTrue(j.get("uarModel").asText().startsWith("classic"), r.out());
         // CTX 256 KiB each dominates: one context per thread costs far more than any shared level
-        assertTrue(j.get("memoryBytes").asLong() >= contexts * 256 * 1024, r.out());
+        assertTrue(j.get("memoryBytes").asLong() >= want[0] * 256 * 1024, r.out());
+    }
+
+    @Test
+    void textReportShowsAllocatedAndInUse() {
+        SweepCommandTest.Run r = SweepCommandTest.run("resources", "--device", "sim:mlx5", "--threads", "4",
+                "--category", "dynamic");
+        assertEquals(0, r.rc(), r.err());
+        long[] want = research("dynamic", 4);
+        assertTrue(r.out().matches("(?s).*uarPages\\s+" + want[4] + "\\s+" + want[6] + "\\n.*"), r.out());
+        assertTrue(r.out().matches("(?s).*uuars\\s+" + want[5] + "\\s+" + want[7] + "\\n.*"), r.out());
     }
 
     @Test

@@ -43,8 +43,8 @@ import java.util.Map;
  * <p>Allocation rule: resource axis {@code a} with {@code k} threads per instance gives thread
  * {@code t} instance {@code t / k}; nesting (PD in CTX, MR/QP/SRQ in PD, CQ in CTX) is guaranteed by
  * {@link SharingConfig}. TDs are allocated per QP, in QP order, {@link TdMode#tdsPerThread()} each:
- * {@code dedicated-2x} allocates two default TDs per QP and binds the QP to the first (even) one, so
- * each QP has a UAR page to itself. As in the research, the odd TD also gets a QP (with its own CQ,
+ * {@code dedicated-2x} allocates two maximally independent TDs per QP (a UAR page each) and binds the
+ * QP to the first (even) one, so each thread's page is its own and the odd TDs' pages stay idle. As in the research, the odd TD also gets a QP (with its own CQ,
  * through its own parent domain) that no thread uses: 2N TD-assigned QPs, threads on the even ones.
  * These partner QPs stay in RESET and carry no traffic; they are in the resource report because
  * the category really allocates them. Initiation: a per-thread QP gets an
@@ -557,7 +557,22 @@ public final class EndpointManager implements AutoCloseable {
                 sum = sum.plus(c.resources());
             }
         }
-        return sum;
+        // In use: what the endpoints' QPs ring (uUAR i lives on page i/2); the idle partner QPs of
+        // dedicated-2x hold their page but are not in use. Devices that expose no register keep their count.
+        Map<Context, java.util.Set<Integer>> regs = new java.util.IdentityHashMap<>();
+        for (QueuePair q : qps) {
+            if (q.uuar() < 0) {
+                return sum;
+            }
+            regs.computeIfAbsent(q.pd().context(), k -> new java.util.HashSet<>()).add(q.uuar());
+        }
+        long uuarsUsed = 0;
+        long pagesUsed = 0;
+        for (java.util.Set<Integer> r : regs.values()) {
+            uuarsUsed += r.size();
+            pagesUsed += r.stream().map(u -> u / 2).distinct().count();
+        }
+        return sum.withInUse(pagesUsed, uuarsUsed);
     }
 
     /** The UAR allocation mode in force, as the first context describes it. */

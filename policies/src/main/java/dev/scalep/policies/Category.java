@@ -21,9 +21,10 @@ public enum Category {
      */
     MPI_EVERYWHERE("mpi-everywhere", "ctx=per-thread,td=none,pd=per-thread,mr=per-thread,buf=per-thread,qp=per-thread,cq=per-qp,srq=none"),
     /**
-     * One shared context; 2N thread domains, threads use only the even ones, so each thread has a UAR
-     * page of its own (no uUAR lock, no QP lock through the parent domain). Endpoints are
-     * thread-bound; nothing else to serialise. Matches MPI everywhere at a fraction of its hardware.
+     * One shared context; 2N maximally independent thread domains (a UAR page each), threads use only
+     * the even ones, so each thread rings a page no other thread writes (no uUAR lock, no QP lock
+     * through the parent domain) and the odd TDs' pages stay idle. Endpoints are thread-bound; nothing
+     * else to serialise. Matches MPI everywhere at a fraction of its hardware.
      */
     TWO_X_DYNAMIC("2x-dynamic", "ctx=shared,td=dedicated-2x,pd=shared,mr=per-thread,buf=per-thread,qp=per-thread,cq=per-qp,srq=none"),
     /**

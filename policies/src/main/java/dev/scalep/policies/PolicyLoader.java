@@ -115,7 +115,17 @@ public final class PolicyLoader {
 
     /** Parse policy bytes, which must be UTF-8 (an optional UTF-8 byte order mark is skipped). */
     public static Policy parse(String label, byte[] bytes) {
-        return new Run(label).run(bytes);
+        return parse(label, bytes, new int[1]);
+    }
+
+    /** As {@link #parse(String, byte[])}, and {@code eventsRead[0]} gets the YAML events the load consumed (its work). */
+    static Policy parse(String label, byte[] bytes, int[] eventsRead) {
+        Run r = new Run(label);
+        try {
+            return r.run(bytes);
+        } finally {
+            eventsRead[0] = r.events;
+        }
     }
 
     private static byte[] readBounded(String label, InputStream in) throws IOException {
@@ -211,6 +221,8 @@ public final class PolicyLoader {
         final String label;
         final List<PolicyError> errors = new ArrayList<>();
         Mark lastMark;
+        /** YAML events read so far. */
+        int events;
 
         Run(String label) {
             this.label = label;
@@ -353,7 +365,6 @@ public final class PolicyLoader {
         final class BoundedParser implements Parser {
             final Parser in;
             int depth;
-            int events;
 
             BoundedParser(Parser in) {
                 this.in = in;

@@ -13,7 +13,10 @@ public enum TdMode {
     DEDICATED("dedicated"),
     /** One TD per thread at the driver's default sharing: two threads' TDs share one UAR page. */
     PAIRED("paired"),
-    /** Two default TDs per thread, only the even one used: the portable way to get a page per thread (2xDynamic). */
+    /**
+     * The research's 2xDynamic: two maximally independent TDs per thread (2N TDs, a UAR page each),
+     * threads use the even ones; the odd TDs' pages are allocated and idle.
+     */
     DEDICATED_2X("dedicated-2x");
 
     private final String spelling;
@@ -31,8 +34,8 @@ public enum TdMode {
     public TdSharing tdSharing() {
         return switch (this) {
             case NONE -> null;
-            case DEDICATED -> TdSharing.INDEPENDENT;
-            case PAIRED, DEDICATED_2X -> TdSharing.DEFAULT;
+            case DEDICATED, DEDICATED_2X -> TdSharing.INDEPENDENT;
+            case PAIRED -> TdSharing.DEFAULT;
         };
     }
 

@@ -136,30 +136,45 @@ class SrdFeaturesTest {
             }
             p.settle();
             var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-            // warm up the path, then measure a few thousand operations
-            for (int r = 0; r < 200; r++) {
-                while (p.tx.write(p.src, 0, 8, 0) < 0) {
-                    p.tx.progress();
-                    p.rx.progress();
-                }
+            // The first rounds allocate (measured: 4648, 1736, 312, then 0 bytes per round of 4000
+            // operations). A JFR recording with -XX:-UseTLAB (every allocation an event) traces all of it to
+            // one-time linkage of VarHandle/MethodHandle call sites (MethodType interning, name strings) in
+            // SimCq.push, SimQp.nextRandom and SendWorkRequests.numSge as code moves between JIT tiers; no
+            // operation allocates. Steady state is what counts: within 30 rounds, three rounds in a row must
+            // allocate exactly 0 bytes (ThreadMXBean counts this thread's bytes exactly).
+            long seq0 = 0;
+            long counter0 = 0;
+            int zeroRun = 0;
+            StringBuilder seen = new StringBuilder();
+            for (int round = 0; round < 30 && zeroRun < 3; round++) {
+                seq0 = p.tx.nextSeq();
+                counter0 = p.rx.counter(1);
+                long allocated = allocatedBy(mx, () -> mixedOps(p, 4000));
+                seen.append(allocated).append(' ');
+                zeroRun = allocated == 0 ? zeroRun + 1 : 0;
             }
-            p.settle();
-            long before = mx.getCurrentThreadAllocatedBytes();
-            long seq0 = p.tx.nextSeq();
-            for (int r = 0; r < 4000; r++) {
-                long s;
-                while ((s = (r % 5 == 4 ? p.tx.atomicAdd(1, 3) : p.tx.write(p.src, 0, 8, 0))) < 0) {
-                    p.tx.progress();
-                    p.rx.progress();
-                }
-            }
-            p.settle();
-            long allocated = mx.getCurrentThreadAllocatedBytes() - before;
-            assertTrue(allocated < 64 * 1024, "data path allocated " + allocated + " bytes for 4000 operations");
+            assertEquals(3, zeroRun, "bytes allocated per round of 4000 operations: " + seen);
+            assertEquals(counter0 + 800 * 3, p.rx.counter(1), "every atomic of the last round applied once");
             long s = seq0 + W * 10L;
             assertEquals(first, p.tx.pool().address(p.tx.pooledIndex(s - s % W)), "slot 0 uses the same record every lap");
-            assertEquals(800 * 3, p.rx.counter(1));
         }
+    }
+
+    /** {@code n} operations, every fifth an atomic add of 3 to counter 1, the rest 8-byte writes; then settle. */
+    private static void mixedOps(Pair p, int n) {
+        for (int r = 0; r < n; r++) {
+            while ((r % 5 == 4 ? p.tx.atomicAdd(1, 3) : p.tx.write(p.src, 0, 8, 0)) < 0) {
+                p.tx.progress();
+                p.rx.progress();
+            }
+        }
+        p.settle();
+    }
+
+    private static long allocatedBy(com.sun.management.ThreadMXBean mx, Runnable r) {
+        long before = mx.getCurrentThreadAllocatedBytes();
+        r.run();
+        return mx.getCurrentThreadAllocatedBytes() - before;
     }
 
     @Test
@@ -222,7 +237,7 @@ class SrdFeaturesTest {
                 long allocated = mx.getCurrentThreadAllocatedBytes() - before;
                 long doorbells = c.doorbells() - db;
                 if (round == 1) {
-                    assertTrue(allocated < 64 * 1024, "chained data path allocated " + allocated + " bytes for "
+                    assertEquals(0, allocated, "chained data path allocated " + allocated + " bytes for "
                             + ops + " operations");
                     assertTrue(doorbells <= ops / 4, doorbells + " doorbells for " + ops + " chained operations");
                 }

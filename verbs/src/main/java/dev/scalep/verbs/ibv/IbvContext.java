@@ -57,6 +57,9 @@ final class IbvContext implements Context {
     /** Function pointers of {@code ibv_context.ops}, read once. */
     final MemorySegment postSendFn, postRecvFn, postSrqRecvFn, pollCqFn, reqNotifyFn;
 
+    /** mlx5 only: the UAR pages the driver's model implies (guarded by {@code this}); null elsewhere. */
+    private final Mlx5UarModel uars;
+
     /** Live children by kind, in creation order (guarded by {@code this}). */
     final List<IbvQp> qps = new ArrayList<>();
     final List<IbvAh> ahs = new ArrayList<>();
@@ -77,6 +80,7 @@ final class IbvContext implements Context {
         this.env = env;
         this.ports = ports;
         this.usage = new Usage(device.usage);
+        this.uars = device.kind() == DeviceKind.MLX5 ? new Mlx5UarModel(options) : null;
         this.postSendFn = ctx.get(ADDRESS, IbvStructs.CTX_POST_SEND);
         this.postRecvFn = ctx.get(ADDRESS, IbvStructs.CTX_POST_RECV);
         this.postSrqRecvFn = ctx.get(ADDRESS, IbvStructs.CTX_POST_SRQ_RECV);
@@ -177,6 +181,9 @@ final class IbvContext implements Context {
         IbvCq cq = IbvCq.create(this, options);
         synchronized (this) {
             cqs.add(cq);
+            if (uars != null) {
+                uars.cqCreated();
+            }
         }
         usage.add(Usage.Kind.CQ, 1, Usage.cqBytes(cq.depth()));
         return cq;
@@ -201,8 +208,10 @@ final class IbvContext implements Context {
                 throw e;
             }
         }
-        IbvTd t = new IbvTd(this, td, partner, dealloc, sharing);
+        IbvTd t;
         synchronized (this) {
+            t = new IbvTd(this, td, partner, dealloc, sharing,
+                    uars == null ? -1 : uars.allocTd(sharing == TdSharing.INDEPENDENT));
             tds.add(t);
         }
         usage.add(Usage.Kind.TD, 1, 0);
@@ -223,18 +232,45 @@ final class IbvContext implements Context {
 
     @Override
     public ResourceUsage resources() {
-        return usage.snapshot();
+        ResourceUsage r = usage.snapshot();
+        synchronized (this) {
+            return uars == null ? r : r.plus(new ResourceUsage(0, 0, 0, 0, 0, 0, 0, uars.pages(), uars.uuars(),
+                    uars.pagesInUse(), uars.uuarsInUse(), 0));
+        }
+    }
+
+    /** The register the driver's model gives a new QP (its TD's, or the static/dynamic assignment); -1 off mlx5. */
+    synchronized int assignUuar(IbvTd td) {
+        return uars == null ? -1 : uars.assignQp(td == null ? -1 : td.uuar());
+    }
+
+    /** A QP on {@code reg} is gone. */
+    synchronized void releaseUuar(int reg) {
+        if (uars != null && reg >= 0) {
+            uars.releaseQp(reg);
+        }
+    }
+
+    /** A thread domain on {@code reg} is gone. */
+    synchronized void releaseTd(int reg) {
+        if (uars != null && reg >= 0) {
+            uars.freeTd(reg);
+        }
     }
 
     @Override
     public String uarDescription() {
         return switch (device.kind()) {
-            case MLX5 -> "mlx5: " + env + " (" + options.uarMode().name().toLowerCase()
-                    + " requested); UAR pages are not observable through verbs";
+            case MLX5 -> "mlx5: " + env + " (" + options.uarMode().name().toLowerCase() + " requested); "
+                    + describeUars();
             case EFA -> "efa: per-QP doorbells, no UARs to share";
             case RXE -> "rxe: software device, no UARs";
             case OTHER -> device.name() + ": no UAR accounting";
         };
+    }
+
+    private synchronized String describeUars() {
+        return uars.describe();
     }
 
     /**

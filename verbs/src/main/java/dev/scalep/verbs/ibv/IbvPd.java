@@ -1,5 +1,6 @@
 package dev.scalep.verbs.ibv;
 
+import dev.scalep.verbs.MemoryModel;
 import dev.scalep.verbs.AddressHandle;
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.MemoryRegion;
@@ -85,6 +86,7 @@ final class IbvPd extends IbvResource implements ProtectionDomain {
     public QueuePair createQp(QpInitAttr attr) {
         checkOpen();
         IbvQp qp = IbvQp.create(this, attr);
+        qp.uuar = context.assignUuar(td);
         addChild(qp);
         synchronized (context) {
             context.qps.add(qp);
@@ -120,7 +122,7 @@ final class IbvPd extends IbvResource implements ProtectionDomain {
             synchronized (context) {
                 context.srqs.add(s);
             }
-            context.usage.add(Usage.Kind.SRQ, 1, 0);
+            context.usage.add(Usage.Kind.SRQ, 1, MemoryModel.srqBytes(s.maxWr()));
             return s;
         }
     }

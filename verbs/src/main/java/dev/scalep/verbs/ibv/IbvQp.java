@@ -74,6 +74,8 @@ final class IbvQp extends IbvResource implements QueuePair {
     private final IbvCq recvCq;
     private final IbvSrq srq;
     private final int psn;
+    /** The doorbell register the mlx5 driver's model implies ({@link Mlx5UarModel}); -1 off mlx5. */
+    int uuar = -1;
     private final MemorySegment postSendFn;
     private final MemorySegment postRecvFn;
     /** {@code ibv_qp_ex} and its ops, SRD only. */
@@ -282,7 +284,7 @@ final class IbvQp extends IbvResource implements QueuePair {
 
     @Override
     public int uuar() {
-        return -1;
+        return uuar;
     }
 
     @Override
@@ -689,6 +691,7 @@ final class IbvQp extends IbvResource implements QueuePair {
         synchronized (context) {
             context.qps.remove(this);
         }
+        context.releaseUuar(uuar);
         context.usage.add(Usage.Kind.QP, -1, Usage.qpBytes(attr.maxSendWr(), attr.maxRecvWr()));
     }
 

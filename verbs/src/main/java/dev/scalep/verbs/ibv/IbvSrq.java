@@ -1,5 +1,6 @@
 package dev.scalep.verbs.ibv;
 
+import dev.scalep.verbs.MemoryModel;
 import dev.scalep.verbs.RecvWorkRequests;
 import dev.scalep.verbs.SharedReceiveQueue;
 import dev.scalep.verbs.ffm.Ops;
@@ -106,7 +107,7 @@ final class IbvSrq extends IbvResource implements SharedReceiveQueue {
         synchronized (context) {
             context.srqs.remove(this);
         }
-        context.usage.add(Usage.Kind.SRQ, -1, 0);
+        context.usage.add(Usage.Kind.SRQ, -1, MemoryModel.srqBytes(maxWr));
     }
 
     @Override

@@ -10,8 +10,9 @@ import java.util.List;
 
 /**
  * An {@code ibv_td} (with, for {@link TdSharing#INDEPENDENT}, an unused partner TD that keeps its UAR
- * page to itself). The doorbell register it got is not observable through verbs: {@link #uarPage()} and
- * {@link #uuar()} are -1. Thread-safe.
+ * page to itself). The doorbell register it got is not observable through verbs: on mlx5
+ * {@link #uarPage()} and {@link #uuar()} are what the driver's model implies ({@link Mlx5UarModel}),
+ * elsewhere -1. Thread-safe.
  */
 final class IbvTd extends IbvResource implements ThreadDomain {
     final MemorySegment td;
@@ -19,13 +20,16 @@ final class IbvTd extends IbvResource implements ThreadDomain {
     private final MemorySegment deallocFn;
     private final TdSharing sharing;
     private final List<IbvPd> parents = new ArrayList<>();
+    private final int register;
 
-    IbvTd(IbvContext context, MemorySegment td, MemorySegment partner, MemorySegment deallocFn, TdSharing sharing) {
+    IbvTd(IbvContext context, MemorySegment td, MemorySegment partner, MemorySegment deallocFn, TdSharing sharing,
+          int register) {
         super(context);
         this.td = td;
         this.partner = partner;
         this.deallocFn = deallocFn;
         this.sharing = sharing;
+        this.register = register;
     }
 
     synchronized void addChild(IbvPd p) {
@@ -48,12 +52,12 @@ final class IbvTd extends IbvResource implements ThreadDomain {
 
     @Override
     public int uarPage() {
-        return -1;
+        return register < 0 ? -1 : register / 2;
     }
 
     @Override
     public int uuar() {
-        return -1;
+        return register;
     }
 
     @Override
@@ -82,6 +86,7 @@ final class IbvTd extends IbvResource implements ThreadDomain {
         synchronized (context) {
             context.tds.remove(this);
         }
+        context.releaseTd(register);
         context.usage.add(Usage.Kind.TD, -1, 0);
     }
 

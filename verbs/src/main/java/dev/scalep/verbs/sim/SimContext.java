@@ -46,6 +46,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * page and odd TDs share it); an INDEPENDENT TD always opens its own page. Dynamic pages (TD and
  * dynamic-mode QP pages) are limited to {@code maxDynamicUars} (512) per context and take the lowest
  * free page index after the static pages. A page is unmapped when its last register is freed.
+ * Accounting counts as the research does: every mapped page with both of its data-path uUARs, used or
+ * idle (the dynamic mode's CQ page has none), and separately the pages and uUARs a QP rings.
  *
  * <p><b>Asynchronous events</b> (as mlx5 raises them; an error that a completion reports raises no
  * event on the side that gets that completion): a CQ overrun raises {@code CQ_ERR} for the CQ and
@@ -230,7 +232,7 @@ final class SimContext implements Context {
                     if (p.purpose == SimUuar.Kind.THREAD_DOMAIN && !p.exclusive && (p.regs[0] == null || p.regs[1] == null)) {
                         int slot = p.regs[0] == null ? 0 : 1;
                         u = p.regs[slot] = new SimUuar(p.index * 2 + slot, p.uar, SimUuar.Kind.THREAD_DOMAIN);
-                        break;
+                        break; // the page and both its uUARs were counted when it opened
                     }
                 }
             }
@@ -239,9 +241,9 @@ final class SimContext implements Context {
                 Page p = new Page(idx, SimUuar.Kind.THREAD_DOMAIN, sharing == TdSharing.INDEPENDENT);
                 dynPages.put(idx, p);
                 accounting.add(Accounting.UAR_PAGES, 1);
+                accounting.add(Accounting.UUARS, 2);
                 u = p.regs[0] = new SimUuar(idx * 2, p.uar, SimUuar.Kind.THREAD_DOMAIN);
             }
-            accounting.add(Accounting.UUARS, 1);
             accounting.add(Accounting.TDS, 1);
             SimTd td = new SimTd(this, sharing, u);
             tds.add(td);
@@ -268,11 +270,11 @@ final class SimContext implements Context {
             return;
         }
         p.regs[u.index & 1] = null;
-        accounting.add(Accounting.UUARS, -1);
         if (p.regs[0] == null && p.regs[1] == null) {
             dynPages.remove(p.index);
             dynPagesUsed.clear(p.index - staticPages);
             accounting.add(Accounting.UAR_PAGES, -1);
+            accounting.add(Accounting.UUARS, -2);
         }
     }
 
@@ -324,6 +326,9 @@ final class SimContext implements Context {
         }
         if (u.qps++ == 0) {
             accounting.add(Accounting.UUARS_IN_USE, 1);
+            if (!inUse(partnerOf(u))) {
+                accounting.add(Accounting.UAR_PAGES_IN_USE, 1);
+            }
         }
         return u;
     }
@@ -332,7 +337,6 @@ final class SimContext implements Context {
         for (Page p : dynPages.values()) {
             if (p.purpose == kind && (p.regs[0] == null || p.regs[1] == null)) {
                 int slot = p.regs[0] == null ? 0 : 1;
-                accounting.add(Accounting.UUARS, 1);
                 return p.regs[slot] = new SimUuar(p.index * 2 + slot, p.uar, kind);
             }
         }
@@ -340,7 +344,7 @@ final class SimContext implements Context {
         Page p = new Page(idx, kind, false);
         dynPages.put(idx, p);
         accounting.add(Accounting.UAR_PAGES, 1);
-        accounting.add(Accounting.UUARS, 1);
+        accounting.add(Accounting.UUARS, 2);
         return p.regs[0] = new SimUuar(idx * 2, p.uar, kind);
     }
 
@@ -351,11 +355,27 @@ final class SimContext implements Context {
         }
         if (--u.qps == 0) {
             accounting.add(Accounting.UUARS_IN_USE, -1);
+            if (!inUse(partnerOf(u))) {
+                accounting.add(Accounting.UAR_PAGES_IN_USE, -1);
+            }
             if (u.kind == SimUuar.Kind.DYNAMIC_DEDICATED) {
                 dedicatedInUse--;
                 freeDynRegister(u);
             }
         }
+    }
+
+    /** The other data-path register of {@code u}'s page (null when that slot is not allocated). */
+    private SimUuar partnerOf(SimUuar u) {
+        if (u.page < staticPages) {
+            return staticUuars.get(u.index ^ 1);
+        }
+        Page p = dynPages.get(u.page);
+        return p == null ? null : p.regs[(u.index & 1) ^ 1];
+    }
+
+    private static boolean inUse(SimUuar u) {
+        return u != null && u.qps > 0;
     }
 
     /** Static uUARs (classic mode), for tests and reports. */

@@ -36,6 +36,11 @@ final class SimUarPage {
     /** uUAR slot 0's BlueFlame buffer at 0x800, slot 1's at 0xA00, each two alternating 256-byte halves. */
     private final MemorySegment page = MemorySegment.ofArray(new byte[4096]);
     private long writes;
+    /** Writes that found the page busy with the other writer and waited. */
+    private long waited;
+    /** Writes that followed a write from the page's other uUAR: the engine passed between two writers. */
+    private long handovers;
+    private int lastSlot = -1;
 
     SimUarPage(int index) {
         this.index = index;
@@ -43,16 +48,35 @@ final class SimUarPage {
 
     /** Copy 64 bytes of a WQE into the BlueFlame buffer half {@code half} of uUAR slot {@code slot}. */
     void blueFlame(int slot, int half, MemorySegment wqe, long offset) {
+        boolean spun = false;
         while (!BUSY.compareAndSet(this, 0, 1)) { // acquire: pairs with the release store below
+            spun = true;
             Thread.onSpinWait();
         }
         MemorySegment.copy(wqe, offset, page, 0x800 + slot * 0x200L + half * 256L, 64);
         writes++;
+        if (spun) {
+            waited++;
+        }
+        if (lastSlot >= 0 && lastSlot != slot) {
+            handovers++;
+        }
+        lastSlot = slot;
         BUSY.setRelease(this, 0);
     }
 
-    /** BlueFlame writes this page took. */
+    /** BlueFlame writes this page took (read once the writers are done). */
     long writes() {
         return writes;
+    }
+
+    /** Writes that waited for the page's other writer (read once the writers are done). */
+    long waited() {
+        return waited;
+    }
+
+    /** Writes that the page took right after one from its other uUAR (read once the writers are done). */
+    long handovers() {
+        return handovers;
     }
 }

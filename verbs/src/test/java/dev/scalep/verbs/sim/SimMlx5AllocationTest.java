@@ -69,6 +69,7 @@ class SimMlx5AllocationTest {
             assertEquals(List.of(12, 13, 14, 15, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11),
                     order);
             assertEquals(15, c.resources().uuarsInUse());
+            assertEquals(8, c.resources().uarPagesInUse(), "uUARs 1..15 touch every static page");
             // destroying a QP on uUAR 5 makes it the least used: the next QP goes there
             qps.get(8).close();
             assertEquals(5, qp(pd, cq).uuar());
@@ -109,7 +110,7 @@ class SimMlx5AllocationTest {
             assertEquals(t2.uarPage(), t3.uarPage(), "a DEFAULT TD never joins an INDEPENDENT page");
             ResourceUsage d = c.resources().minus(base);
             assertEquals(3, d.uarPages());
-            assertEquals(5, d.uuars());
+            assertEquals(6, d.uuars(), "both data-path uUARs of every page, used or idle");
             assertEquals(5, d.tds());
 
             ProtectionDomain pd = c.allocPd();
@@ -134,6 +135,41 @@ class SimMlx5AllocationTest {
             ThreadDomain again = c.allocTd(TdSharing.DEFAULT);
             assertEquals(8, again.uarPage(), "lowest free page index is reused");
         }
+    }
+
+    /**
+     * The research's rule, written from the paper: n default TDs pair up on ceil(n/2) pages, n
+     * independent TDs take n pages; every page counts both data-path uUARs; in use are the pages and
+     * uUARs that a QP rings.
+     */
+    @Test
+    void researchCountsEveryPageWithBothUuars() {
+        for (TdSharing sharing : TdSharing.values()) {
+            for (int n = 1; n <= 7; n++) {
+                try (Context c = dev.open()) {
+                    ProtectionDomain pd = c.allocPd();
+                    CompletionQueue cq = c.createCq(256);
+                    ResourceUsage base = c.resources();
+                    List<ThreadDomain> tds = new ArrayList<>();
+                    for (int k = 0; k < n; k++) {
+                        tds.add(c.allocTd(sharing));
+                    }
+                    long pages = sharing == TdSharing.DEFAULT ? (n + 1) / 2 : n;
+                    ResourceUsage d = c.resources().minus(base);
+                    assertEquals(pages, d.uarPages(), sharing + " x" + n);
+                    assertEquals(2 * pages, d.uuars(), sharing + " x" + n);
+                    assertEquals(0, d.uuarsInUse(), "no QP yet");
+                    for (int k = 0; k < n; k += 2) { // QPs on every other TD, as 2xDynamic's threads
+                        qp(pd.parentDomain(tds.get(k)), cq);
+                    }
+                    d = c.resources().minus(base);
+                    assertEquals((n + 1) / 2, d.uuarsInUse(), sharing + " x" + n);
+                    assertEquals((n + 1) / 2, d.uarPagesInUse(), sharing + " x" + n + ": TDs 0, 2, 4.. are on distinct pages");
+                    assertEquals(2 * pages, d.uuars(), "allocated does not change with use");
+                }
+            }
+        }
+        assertEquals(ResourceUsage.ZERO, dev.resources());
     }
 
     @Test
@@ -175,7 +211,10 @@ class SimMlx5AllocationTest {
             assertEquals(qps.get(4).uuar(), qps.get(16).uuar());
             assertEquals(qps.get(5).uuar(), qps.get(17).uuar());
             qps.get(0).close();
-            assertEquals(15, c.resources().uuars(), "a dedicated register is freed with its QP");
+            assertEquals(16, c.resources().uuars(), "the page of a freed dedicated register stays for its partner");
+            qps.get(1).close();
+            assertEquals(1 + 1 + 6, c.resources().uarPages(), "a page is unmapped with its last register");
+            assertEquals(14, c.resources().uuars());
             assertEquals(SimUuar.Kind.DYNAMIC_DEDICATED, ((SimQp) qp(pd, cq)).uuar.kind);
             assertTrue(c.uarDescription().startsWith("dynamic:"), c.uarDescription());
         }
