@@ -313,6 +313,7 @@ final class Fabric {
                 buffer.setMemory(area(slot) + QP_DIR, AREA_BYTES - QP_DIR, (byte) 0);
                 buffer.compareAndSetLong(procEntry(slot) + PROC_OWNER, owner, 0);
                 deleteFiles(base + "-p" + slot + "e");
+                reclaimDead(buffer, base);
                 boolean anyone = false;
                 for (int p = 1; p < MAX_PROCS && !anyone; p++) {
                     long o = ownerOf(p);

@@ -75,13 +75,18 @@ final class FabricAgent implements MessageHandler, Runnable {
         IdleStrategy idle = new BackoffIdleStrategy(64, 16, 1_000, 1_000_000);
         long nextSweep = 0;
         while (running) {
-            int n = drain();
-            long now = System.nanoTime();
-            if (now - nextSweep >= 0) {
-                fabric.sweepLiveness();
-                nextSweep = now + SWEEP_NANOS;
+            int n = 0;
+            try {
+                n = drain();
+                long now = System.nanoTime();
+                if (now - nextSweep >= 0) {
+                    fabric.sweepLiveness();
+                    nextSweep = now + SWEEP_NANOS;
+                }
+                dev.nudgeRemoteWaiting();
+            } catch (RuntimeException e) {
+                // a QP's engine failed on this thread: the poster's thread meets the same state; keep the NIC alive
             }
-            dev.nudgeRemoteWaiting();
             idle.idle(n);
         }
     }

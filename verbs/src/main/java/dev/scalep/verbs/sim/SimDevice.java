@@ -274,6 +274,12 @@ public final class SimDevice implements Device {
         return f == null ? 0 : f.slot;
     }
 
+    /** The name prefix of this process's shared-memory files in this incarnation, or null when not joined. */
+    String sharedFilePrefix() {
+        Fabric f = fabric;
+        return f == null ? null : f.base + "-p" + f.slot + "e" + f.epoch + "-";
+    }
+
     /** Why the inbound ring could not be read (a corrupt segment), or null. */
     RuntimeException fabricFailure() {
         FabricAgent a = agent;
@@ -282,8 +288,7 @@ public final class SimDevice implements Device {
 
     /** A QP waits for an answer from another process: run its engine again at the next progress. */
     void remoteWaiting(SimQp q) {
-        if (!q.awaitingRemote) {
-            q.awaitingRemote = true;
+        if (q.awaitingRemote.compareAndSet(false, true)) {
             remoteWaiters.incrementAndGet();
         }
     }
@@ -295,8 +300,7 @@ public final class SimDevice implements Device {
         int hw = qps.highWater();
         for (int i = 0; i < hw; i++) {
             SimQp q = qps.at(i);
-            if (q != null && q.awaitingRemote) {
-                q.awaitingRemote = false;
+            if (q != null && q.awaitingRemote.compareAndSet(true, false)) {
                 remoteWaiters.decrementAndGet();
                 q.nudge();
             }

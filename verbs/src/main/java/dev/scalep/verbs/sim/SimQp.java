@@ -84,7 +84,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     private volatile boolean tick;
     private boolean holding;
     /** Set while the engine waits for an answer from another process (see {@link SimDevice#remoteWaiting}). */
-    volatile boolean awaitingRemote;
+    final java.util.concurrent.atomic.AtomicBoolean awaitingRemote = new java.util.concurrent.atomic.AtomicBoolean();
     /** Bumped on every move to ERR or RESET: requests of an earlier incarnation are dropped by responders. */
     volatile int incarnation;
     /** The path to QPs of other processes; null when the device is not on a fabric. */
