@@ -74,6 +74,13 @@ public final class SimDevice implements Device {
         gid[1] = (byte) 0x80;
         gid[14] = (byte) 0x5c;
         gid[15] = (byte) gidTail;
+        if (job != null) { // the fabric is the subnet: its job names the GID's interface id
+            int h = Fabric.sanitize(job).hashCode();
+            gid[8] = (byte) (h >>> 24);
+            gid[9] = (byte) (h >>> 16);
+            gid[10] = (byte) (h >>> 8);
+            gid[11] = (byte) h;
+        }
         this.efaSeed = seed;
         this.efaWindow = window;
         this.grh = Arena.ofAuto().allocate(40, 8);
@@ -197,6 +204,11 @@ public final class SimDevice implements Device {
 
     byte[] gid() {
         return gid.clone();
+    }
+
+    /** Whether a peer's address is on this device's fabric (same device name and GID). */
+    boolean reaches(dev.scalep.verbs.QpAddress a) {
+        return a.device().equals(name) && java.util.Arrays.equals(a.gid(), gid);
     }
 
     @Override

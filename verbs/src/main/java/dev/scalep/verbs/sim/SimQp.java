@@ -323,7 +323,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
                     throw new VerbsException("ibv_modify_qp", Errno.EINVAL, devName(),
                             "QP " + qpn + ": an RC QP needs the remote QP's address for RTR");
                 }
-                if (!remote.device().equals(devName())) {
+                if (!dev.reaches(remote)) {
                     throw new VerbsException("ibv_modify_qp", Errno.EINVAL, devName(),
                             "QP " + qpn + ": remote " + remote + " is not on this fabric");
                 }
