@@ -35,12 +35,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * Message rate of 8-byte RDMA writes on {@code sim:mlx5}, one RC QP per thread, postlist p and one
  * signaled WR per list: between two processes ({@code cross}: this JVM and a child JVM it starts on
  * the same fabric job) or inside one ({@code local}: the in-process path). Prints one line:
- * {@code mode threads rate-Mmsg/s}. Usage:
+ * {@code mode threads rate-Mmsg/s allocated-bytes-per-message}. Usage:
  * {@code java -cp scalep.jar dev.scalep.bench.FabricRate cross|local THREADS [SECONDS] [POSTLIST]}.
  */
 public final class FabricRate {
     static final int DEPTH = 256;
     static final int MEM = 1 << 20;
+    /** Bytes the sender threads allocated per message in the last run (the data path should be 0). */
+    static volatile double lastBytesPerMessage;
 
     private FabricRate() {
     }
@@ -60,9 +62,9 @@ public final class FabricRate {
             mem = pd.allocate(MEM, 4096);
             mr = pd.register(mem, Access.ALL_RDMA);
             for (int t = 0; t < threads; t++) {
-                CompletionQueue cq = ctx.createCq(CqOptions.of(DEPTH));
+                CompletionQueue cq = ctx.createCq(CqOptions.of(2 * DEPTH));
                 cqs.add(cq);
-                qps.add(pd.createQp(QpInitAttr.of(QpType.RC, cq, DEPTH)));
+                qps.add(pd.createQp(QpInitAttr.of(QpType.RC, cq, DEPTH).withDepths(DEPTH, 1)));
             }
         }
 
@@ -124,7 +126,7 @@ public final class FabricRate {
                 }
             }
             double rate = run(me, threads, seconds, postlist, raddr, rkey);
-            System.out.printf("%s %d %.2f%n", args[0], threads, rate);
+            System.out.printf("%s %d %.2f %.4f%n", args[0], threads, rate, lastBytesPerMessage);
             if (child != null) {
                 child.getOutputStream().close();
                 child.waitFor();
@@ -174,6 +176,9 @@ public final class FabricRate {
         AtomicBoolean measuring = new AtomicBoolean();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong total = new AtomicLong();
+        AtomicLong allocated = new AtomicLong();
+        com.sun.management.ThreadMXBean mx =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         CountDownLatch done = new CountDownLatch(threads);
         for (int t = 0; t < threads; t++) {
             int id = t;
@@ -189,6 +194,7 @@ public final class FabricRate {
                     int lists = 0;
                     long counted = 0;
                     boolean was = false;
+                    long bytes0 = 0;
                     while (!stop.get()) {
                         while (lists < maxLists && qp.postSend(w) == 0) {
                             lists++;
@@ -204,9 +210,13 @@ public final class FabricRate {
                         }
                         lists -= n;
                         boolean m = measuring.get();
+                        if (m && !was) {
+                            bytes0 = mx.getCurrentThreadAllocatedBytes();
+                        }
                         if (m) {
                             counted += (long) n * postlist;
                         } else if (was) {
+                            allocated.addAndGet(mx.getCurrentThreadAllocatedBytes() - bytes0);
                             break;
                         }
                         was = m;
@@ -225,6 +235,7 @@ public final class FabricRate {
         long t1 = System.nanoTime();
         stop.set(true);
         done.await();
+        lastBytesPerMessage = total.get() == 0 ? 0 : (double) allocated.get() / total.get();
         return total.get() / ((t1 - t0) / 1e3);
     }
 }

@@ -217,20 +217,15 @@ final class FabricAgent implements MessageHandler, Runnable {
                 return WcStatus.SUCCESS;
             }
             long need = len + (ud ? 40 : 0);
-            int recvProt = q.capacityOf(r) < need ? WcStatus.LOC_LEN_ERR : SimQp.checkRecv(q, r, t);
-            if (recvProt != 0) {
-                q.pop();
-                t.recvCq.push(rid, recvProt, WcOpcode.RECV, 0, 0, false, t.qpn, src);
-                if (ud) {
-                    return WcStatus.SUCCESS;
-                }
-                failTarget = true;
-                result = recvProt == WcStatus.LOC_LEN_ERR ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
+            int fault = SimEngine.receiveFault(q, r, t, need, ud, src);
+            if (fault != SimEngine.FIT) {
+                failTarget = !ud;
+                result = fault;
             } else {
                 if (ud) {
-                    SimQp.scatterSegment(q, r, 0, dev.grh, 0, 40, t.dev);
+                    SimEngine.scatterSegment(q, r, 0, dev.grh, 0, 40, t.dev);
                 }
-                SimQp.scatterSegment(q, r, ud ? 40 : 0, data, dataOff, len, t.dev);
+                SimEngine.scatterSegment(q, r, ud ? 40 : 0, data, dataOff, len, t.dev);
                 q.pop();
                 boolean hasImm = o == Opcode.SEND_WITH_IMM;
                 t.recvCq.push(rid, WcStatus.SUCCESS, WcOpcode.RECV, (int) need, hasImm ? imm : 0, hasImm, t.qpn, src);
@@ -240,7 +235,6 @@ final class FabricAgent implements MessageHandler, Runnable {
             q.lock.unlock();
         }
         if (failTarget) {
-            t.moveToError();
             t.nudge();
         }
         return result;

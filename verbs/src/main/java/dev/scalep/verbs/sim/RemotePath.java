@@ -99,9 +99,9 @@ final class RemotePath {
                 if (m == null || off > m.byteSize() - len) {
                     st = WcStatus.REM_ACCESS_ERR;
                 } else if (read) {
-                    qp.scatterFrom(s, m, off);
+                    qp.eng.scatterFrom(s, m, off);
                 } else {
-                    qp.gather(s, 0, m, off, len);
+                    qp.eng.gather(s, 0, m, off, len);
                 }
             }
         }
@@ -200,7 +200,7 @@ final class RemotePath {
         b.putInt(i + REQ_LEN, (int) len);
         b.putInt(i + REQ_INC, qp.incarnation);
         long at = area(procOfQpn(dqpn)) + i + REQ_DATA;
-        qp.gather(s, 0, fabric.segment, at, len);
+        qp.eng.gather(s, 0, fabric.segment, at, len);
         r.commit(i);
         return 1;
     }

@@ -19,9 +19,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 /**
- * A simulated RDMA device and its fabric. Every QP, MR and AH of every context opened on one
- * device object lives in the device's tables, so two contexts (two "processes") on the same
- * device reach each other by QPN and rkey. Thread-safe.
+ * A simulated RDMA device. Every QP, MR and AH of every context opened on one device object lives
+ * in the device's tables, so two contexts on the same device object reach each other by QPN and
+ * rkey in process. A device with a job ({@link #mlx5(String)}, the registered ones) also joins the
+ * job's fabric segment while it has open contexts ({@link Fabric}): QPs and MRs of other processes
+ * of the same user are then reached through it. Thread-safe.
  *
  * <p>Two personalities: {@link #mlx5()} (ConnectX: RC/UD, in order, UARs/uUARs, thread domains,
  * BlueFlame) and {@link #efa()} (SRD/UD, out-of-order delivery within a seeded window, extended
