@@ -42,6 +42,7 @@ final class RemotePath {
     private static final long RNR_DELAY_NANOS = 20_000;
 
     private final SimQp qp;
+    private final SendSlots sl;
     private final SimDevice dev;
     private final Fabric fabric;
     private final FabricDirectory dir;
@@ -53,6 +54,7 @@ final class RemotePath {
 
     RemotePath(SimQp qp, int cap) {
         this.qp = qp;
+        this.sl = qp.sl;
         this.dev = qp.dev;
         this.fabric = dev.fabric();
         this.dir = dev.directory();
@@ -89,8 +91,8 @@ final class RemotePath {
         int st = dir.checkQp(dqpn, qp.qpn, qp.type, need);
         if (st == 0) {
             int pd = dir.pdOfQp(dqpn);
-            long len = qp.length(s);
-            if (!dir.resolveMr(qp.rkeyOf(s), dqpn, pd, qp.raddrOf(s), len, need, scratch)) {
+            long len = sl.len[s];
+            if (!dir.resolveMr(sl.rkey[s], dqpn, pd, sl.raddr[s], len, need, scratch)) {
                 st = WcStatus.REM_ACCESS_ERR;
             } else {
                 MemorySegment m = mem.peer(procOfQpn(dqpn), (int) scratch[1]);
@@ -149,7 +151,7 @@ final class RemotePath {
             dev.remoteWaiting(qp);
             return WAIT;
         }
-        long want = qp.sequence(s) + 1;
+        long want = sl.seq[s] + 1;
         if ((long) SEQ.getAcquire(answered, s) != want) {
             if (fabric.peerGone(procOfQpn(dqpn)) || System.nanoTime() - sentAt[s] > dev.retryTimeoutNanos()) {
                 sentAt[s] = 0;
@@ -179,7 +181,7 @@ final class RemotePath {
     /** Write slot s as a request into the target's ring: 1 sent, 0 ring full, -1 too long for a ring. */
     private int send(int s, Opcode o, int dqpn) {
         ManyToOneRingBuffer r = fabric.ring(procOfQpn(dqpn));
-        long len = qp.length(s);
+        long len = sl.len[s];
         if (len > r.maxMsgLength() - REQ_DATA) {
             return -1;
         }
@@ -192,11 +194,11 @@ final class RemotePath {
         b.putInt(i + REQ_DST, dqpn);
         b.putInt(i + REQ_SLOT, s);
         b.putInt(i + REQ_OP, o.ordinal());
-        b.putLong(i + REQ_SEQ, qp.sequence(s) + 1);
-        b.putInt(i + REQ_IMM, qp.immOf(s));
+        b.putLong(i + REQ_SEQ, sl.seq[s] + 1);
+        b.putInt(i + REQ_IMM, sl.imm[s]);
         b.putInt(i + REQ_TYPE, qp.type.ordinal());
-        b.putLong(i + REQ_RADDR, qp.raddrOf(s));
-        b.putInt(i + REQ_RKEY, qp.rkeyOf(s));
+        b.putLong(i + REQ_RADDR, sl.raddr[s]);
+        b.putInt(i + REQ_RKEY, sl.rkey[s]);
         b.putInt(i + REQ_LEN, (int) len);
         b.putInt(i + REQ_INC, qp.incarnation);
         long at = area(procOfQpn(dqpn)) + i + REQ_DATA;

@@ -200,26 +200,6 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         return rnrRetry;
     }
 
-    long length(int s) {
-        return sl.len[s];
-    }
-
-    int rkeyOf(int s) {
-        return sl.rkey[s];
-    }
-
-    long raddrOf(int s) {
-        return sl.raddr[s];
-    }
-
-    int immOf(int s) {
-        return sl.imm[s];
-    }
-
-    long sequence(int s) {
-        return sl.seq[s];
-    }
-
     private void transition(QpState to) {
         QpState from = state;
         if (!from.canMoveTo(to)) {
