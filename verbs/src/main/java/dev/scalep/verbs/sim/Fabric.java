@@ -134,6 +134,7 @@ final class Fabric {
                         try {
                             checkHeader(deviceName, path, buf);
                             reclaimDead(buf, base);
+                            removeAbandoned(uid, path);
                             int slot = claim(buf, me);
                             if (slot < 0) {
                                 throw fail(deviceName, Errno.ENOSPC, "fabric " + path + " has all "
@@ -218,6 +219,55 @@ final class Fabric {
                 b.setMemory(area(p) + QP_DIR, AREA_BYTES - QP_DIR, (byte) 0);
                 deleteFiles(base + "-p" + p + "e");
             }
+        }
+    }
+
+    /**
+     * Delete the other fabrics of this user in which no process lives any more (every owner gone),
+     * with their shared files: what processes that were killed left under job names no one opens
+     * again. A fabric being joined or left (file locked) is skipped.
+     */
+    private static void removeAbandoned(int uid, Path mine) {
+        String prefix = "scalep-" + uid + "-";
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of(DIR), prefix + "*")) {
+            for (Path f : ds) {
+                String n = f.getFileName().toString();
+                if (!f.equals(mine) && !n.matches(".*-p[0-9]+e[0-9]+-m[0-9]+")) {
+                    removeIfAbandoned(f, n);
+                }
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // best effort
+        }
+    }
+
+    /**
+     * Delete f (and its shared files) when it is a fabric segment (our magic) whose process table
+     * names no live process; under f's lock, so a process joining it meanwhile opens a fresh one.
+     */
+    private static void removeIfAbandoned(Path f, String name) {
+        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE);
+             FileLock lock = ch.tryLock()) {
+            if (lock == null || ch.size() < AREAS) {
+                return;
+            }
+            ByteBuffer b = ByteBuffer.allocate(AREAS).order(java.nio.ByteOrder.nativeOrder());
+            while (b.hasRemaining() && ch.read(b, b.position()) > 0) {
+                // read the header and the process table
+            }
+            if (b.hasRemaining() || b.getLong(0) != MAGIC) {
+                return;
+            }
+            for (int p = 1; p < MAX_PROCS; p++) {
+                long o = b.getLong(procEntry(p) + PROC_OWNER);
+                if (o != 0 && alive(o)) {
+                    return;
+                }
+            }
+            deleteFiles(name + "-p");
+            Files.deleteIfExists(f);
+        } catch (IOException | RuntimeException e) {
+            // not ours to judge: leave it
         }
     }
 

@@ -38,6 +38,7 @@ import java.util.List;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -300,6 +301,23 @@ class CrossProcessTest {
             assertEquals(QpState.ERR, l.qp.state());
             try (Local again = new Local(personality, job)) { // joins: the dead child's entry is reclaimed
                 assertEquals(0, count(files, prefix), "segments of the dead process reclaimed at the next open");
+            }
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void aFabricWhoseProcessesAllDiedIsRemovedByTheNextOpenOfAnyJob() throws Exception {
+        String job = job("abandoned");
+        Path segment;
+        try (Child c = new Child("mlx5", job)) {
+            segment = Path.of(Fabric.DIR, c.filePrefix.substring(0, c.filePrefix.lastIndexOf("-p")));
+            assertTrue(Files.exists(segment));
+            c.process.destroyForcibly(); // SIGKILL: nobody closes it
+            c.process.waitFor();
+            assertTrue(Files.exists(segment));
+            try (Local other = new Local("mlx5", job("other"))) {
+                assertFalse(Files.exists(segment), "abandoned fabric removed");
+                assertEquals(0, count(Path.of(Fabric.DIR), c.filePrefix), "with its shared files");
             }
         }
     }
