@@ -152,6 +152,37 @@ class SimFabricTest {
     }
 
     @Test
+    void peersInOneProcessTakeTheInProcessPath() {
+        SimDevice d = mlx5(job("local"));
+        try (Side a = new Side(d); Side b = new Side(d); RecvWorkRequests r = new RecvWorkRequests(1, 1)) {
+            connect(a, b);
+            r.sge(r.add(1), b.mr, 0, 64);
+            assertEquals(0, b.qp.postRecv(r));
+            assertEquals(0, a.post(Opcode.SEND, 0, 64, 0, 0));
+            assertEquals(WcStatus.SUCCESS, a.status());
+            assertEquals(0, a.post(Opcode.RDMA_WRITE, 0, 8, b.mr.address() + 128, b.mr.rkey()));
+            assertEquals(WcStatus.SUCCESS, a.status());
+            assertEquals(WcStatus.SUCCESS, b.status());
+            assertEquals(0, d.fabric().ownRing().producerPosition(), "nothing went through the fabric's ring");
+        }
+    }
+
+    @Test
+    void twoSidedWorkToAnotherProcessGoesThroughItsRing() {
+        String job = job("ring");
+        SimDevice db = mlx5(job);
+        try (Side a = new Side(mlx5(job)); Side b = new Side(db); RecvWorkRequests r = new RecvWorkRequests(1, 1)) {
+            connect(a, b);
+            r.sge(r.add(1), b.mr, 0, 64);
+            assertEquals(0, b.qp.postRecv(r));
+            assertEquals(0, a.post(Opcode.SEND, 0, 64, 0, 0));
+            assertEquals(WcStatus.SUCCESS, a.status());
+            assertEquals(WcStatus.SUCCESS, b.status());
+            assertTrue(db.fabric().ownRing().producerPosition() > 0, "the request crossed the target's ring");
+        }
+    }
+
+    @Test
     void jobsDoNotReachEachOther() {
         try (Side a = new Side(mlx5(job("x"))); Side b = new Side(mlx5(job("y")))) {
             a.qp.init(Access.ALL_RDMA);
