@@ -14,7 +14,8 @@ final class ErrorHandler implements CommandLine.IExecutionExceptionHandler {
             ex.printStackTrace();
         }
         String cmd = cl.getCommandSpec().qualifiedName();
-        if (ex instanceof UserException || ex instanceof IllegalArgumentException) {
+        if (ex instanceof UserException || ex instanceof IllegalArgumentException
+                || ex instanceof dev.scalep.spmd.BootstrapException) {
             cl.getErr().println(cmd + ": " + ex.getMessage());
             return USER_ERROR;
         }

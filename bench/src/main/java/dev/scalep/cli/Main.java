@@ -29,6 +29,10 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
+        if (dev.scalep.spmd.Bootstrap.launched(System.getenv())) {
+            // Several ranks share the launcher's stdout/stderr: hand the OS whole lines.
+            dev.scalep.spmd.Output.install();
+        }
         int rc;
         try {
             rc = run(args);
