@@ -257,9 +257,8 @@ public final class EndpointManager implements AutoCloseable {
         for (int i = 0; i < (n + mrPer - 1) / mrPer; i++) {
             int first = i * mrPer;
             int count = Math.min(mrPer, n - first);
-            Arena arena = Arena.ofShared();
-            arenas.add(arena);
-            MemorySegment mem = arena.allocate((long) stride * count, 4096);
+            // PD memory: on the simulator it is shared memory a peer process's NIC can map
+            MemorySegment mem = pds.get(first / pdPer).allocate((long) stride * count, 4096);
             mrMemory.add(mem);
             for (int k = 0; k < count; k++) {
                 sliceOffset[first + k] = k * stride;

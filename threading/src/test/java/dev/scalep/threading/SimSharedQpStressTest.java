@@ -67,8 +67,8 @@ class SimSharedQpStressTest {
             pdB = ctxB.allocPd();
             cq = ctxA.createCq(CqOptions.of(cqDepth));
             cqB = ctxB.createCq(CqOptions.of(cqDepth));
-            memA = arena.allocate(1 << 16, 64);
-            memB = arena.allocate(1 << 16, 64);
+            memA = pdA.allocate(1 << 16, 64);
+            memB = pdB.allocate(1 << 16, 64);
             mrA = pdA.register(memA, Access.ALL_RDMA);
             mrB = pdB.register(memB, Access.ALL_RDMA);
         }

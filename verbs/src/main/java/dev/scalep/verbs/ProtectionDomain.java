@@ -19,6 +19,15 @@ public interface ProtectionDomain extends AutoCloseable {
      */
     MemoryRegion register(MemorySegment segment, int access);
 
+    /**
+     * Memory for buffers this PD's MRs will cover, owned by the PD (freed when it is destroyed,
+     * after its MRs). Memory that a peer process may reach remotely must come from here: on the
+     * simulated devices, which span the processes of a machine, it is a shared-memory file the
+     * peer's simulated NIC maps (registering other memory for remote access is refused there); on
+     * real devices it is plain aligned native memory.
+     */
+    MemorySegment allocate(long byteSize, long alignment);
+
     /** {@code ibv_create_qp} (or {@code efadv_create_qp_ex} for SRD). */
     QueuePair createQp(QpInitAttr attr);
 

@@ -96,8 +96,8 @@ public class VerbsPostPollBenchmark {
         peerCtx = dev.open();
         ProtectionDomain pd = ctx.allocPd();
         ProtectionDomain peerPd = peerCtx.allocPd();
-        MemorySegment mem = arena.allocate(4096, 4096);
-        MemorySegment peerMem = arena.allocate(4096, 4096);
+        MemorySegment mem = pd.allocate(4096, 4096);
+        MemorySegment peerMem = peerPd.allocate(4096, 4096);
         mr = pd.register(mem, Access.ALL_RDMA);
         peerMr = peerPd.register(peerMem, Access.ALL_RDMA);
         cq = ctx.createCq(CqOptions.of(DEPTH + 1).withExtended(caps.extendedCqOnly()));

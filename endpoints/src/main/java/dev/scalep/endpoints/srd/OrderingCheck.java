@@ -52,7 +52,7 @@ public final class OrderingCheck {
             ProtectionDomain pb = b.allocPd();
             CompletionQueue ca = a.createCq(CqOptions.of(4 * window).withExtended(ext));
             CompletionQueue cb = b.createCq(CqOptions.of(4 * window).withExtended(ext));
-            MemorySegment dst = arena.allocate((long) ops * SLOT, 64);
+            MemorySegment dst = pb.allocate((long) ops * SLOT, 64);
             MemorySegment src = arena.allocate((long) ops * SLOT, 64);
             long[] writeSeqToIndex = new long[ops + 1];
             int[] deliveredCount = new int[ops + 1];

@@ -39,6 +39,26 @@ final class IbvPd extends IbvResource implements ProtectionDomain {
         this.td = td;
     }
 
+    private Arena memory;
+
+    /** Plain aligned native memory owned by this PD (its base PD for a parent domain), freed with it. */
+    @Override
+    public MemorySegment allocate(long byteSize, long alignment) {
+        checkOpen();
+        if (byteSize <= 0 || alignment <= 0 || Long.bitCount(alignment) != 1) {
+            throw new dev.scalep.verbs.VerbsException("ibv_alloc_pd_memory", dev.scalep.verbs.Errno.EINVAL,
+                    context.name, "size=" + byteSize + " must be positive and alignment=" + alignment
+                    + " a power of two");
+        }
+        IbvPd owner = base == null ? this : base;
+        synchronized (owner) {
+            if (owner.memory == null) {
+                owner.memory = Arena.ofShared();
+            }
+            return owner.memory.allocate(byteSize, alignment);
+        }
+    }
+
     synchronized void addChild(IbvResource r) {
         children.add(r);
     }
@@ -200,6 +220,12 @@ final class IbvPd extends IbvResource implements ProtectionDomain {
             (td == null ? context.pds : context.parentDomains).remove(this);
         }
         if (td == null) {
+            synchronized (this) {
+                if (memory != null) {
+                    memory.close();
+                    memory = null;
+                }
+            }
             context.usage.add(Usage.Kind.PD, -1, Usage.PD_BYTES);
         } else {
             base.removeChild(this);

@@ -504,6 +504,7 @@ final class SimContext implements Context {
             }
             accounting.add(Accounting.MEMORY, -Accounting.CTX_BYTES);
             accounting.add(Accounting.CONTEXTS, -1);
+            device.detach();
         }
         asyncLock.lock();
         try {

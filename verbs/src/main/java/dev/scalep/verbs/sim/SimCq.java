@@ -173,7 +173,7 @@ final class SimCq implements CompletionQueue {
         }
         int m = Math.min(max, out.capacity());
         int n = drainLocked(out, m);
-        if (n == 0 && reorders) {
+        if (n == 0 && (reorders || ctx.device.fabric() != null)) {
             ctx.device.progressAll();
             n = drainLocked(out, m);
         }

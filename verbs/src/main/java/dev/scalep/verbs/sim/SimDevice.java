@@ -33,8 +33,9 @@ public final class SimDevice implements Device {
     /** Default EFA reordering window (operations held per QP before one is released). */
     public static final int DEFAULT_EFA_WINDOW = 8;
 
-    private static final int QP_SLOT_BITS = 17;
-    private static final int KEY_SLOT_BITS = 16;
+    private static final int QP_SLOT_BITS = FabricLayout.QP_SLOT_BITS;
+    private static final int KEY_SLOT_BITS = FabricLayout.MR_SLOT_BITS;
+    private static final int AH_SLOT_BITS = 16;
 
     private static volatile SimDevice sharedMlx5;
     private static volatile SimDevice sharedEfa;
@@ -44,17 +45,29 @@ public final class SimDevice implements Device {
     private final byte[] gid;
     final long efaSeed;
     final int efaWindow;
-    final SlotTable<SimQp> qps = new SlotTable<>(QP_SLOT_BITS, 24);
-    final SlotTable<SimMr> mrs = new SlotTable<>(KEY_SLOT_BITS, 31);
-    final SlotTable<SimAh> ahs = new SlotTable<>(KEY_SLOT_BITS, 31);
+    final SlotTable<SimQp> qps = new SlotTable<>(QP_SLOT_BITS, FabricLayout.QP_ID_BITS, FabricLayout.PROC_BITS);
+    final SlotTable<SimMr> mrs = new SlotTable<>(KEY_SLOT_BITS, FabricLayout.MR_ID_BITS, FabricLayout.PROC_BITS);
+    final SlotTable<SimAh> ahs = new SlotTable<>(AH_SLOT_BITS, 31);
+    /** The fabric job this device joins while it has open contexts; null = this process only. */
+    private final String job;
+    private final AtomicInteger pdIds = new AtomicInteger();
+    private final AtomicInteger remoteWaiters = new AtomicInteger();
+    private final long retryTimeoutNanos;
+    private int openContexts;
+    private volatile Fabric fabric;
+    private volatile FabricDirectory directory;
+    private volatile SharedMemory sharedMemory;
+    private volatile FabricAgent agent;
     final Accounting accounting = new Accounting(null);
     /** QPs of an out-of-order device holding operations in their window (progress hint for pollers). */
     final AtomicInteger qpsHolding = new AtomicInteger();
     /** The 40-byte GRH placed in front of every UD receive (sgid at 8, dgid at 24). */
     final MemorySegment grh;
 
-    private SimDevice(String name, DeviceCapabilities caps, int gidTail, long seed, int window) {
+    private SimDevice(String name, DeviceCapabilities caps, int gidTail, long seed, int window, String job) {
         this.name = name;
+        this.job = job;
+        this.retryTimeoutNanos = Long.getLong("scalep.sim.retryTimeoutMillis", 4000L) * 1_000_000L;
         this.caps = caps;
         this.gid = new byte[16];
         gid[0] = (byte) 0xfe;
@@ -76,7 +89,7 @@ public final class SimDevice implements Device {
             synchronized (SimDevice.class) {
                 d = sharedMlx5;
                 if (d == null) {
-                    sharedMlx5 = d = newMlx5();
+                    sharedMlx5 = d = mlx5(fabricJob());
                 }
             }
         }
@@ -97,19 +110,37 @@ public final class SimDevice implements Device {
                     sharedEfa = d = efa(Long.getLong("scalep.sim.efa.seed", 1L),
                             Integer.getInteger("scalep.sim.efa.window", DEFAULT_EFA_WINDOW),
                             Boolean.parseBoolean(System.getProperty("scalep.sim.efa.rdmaWrite", "true")),
-                            Boolean.parseBoolean(System.getProperty("scalep.sim.efa.unsignaled", "false")));
+                            Boolean.parseBoolean(System.getProperty("scalep.sim.efa.unsignaled", "false")),
+                            fabricJob());
                 }
             }
         }
         return d;
     }
 
+    /**
+     * The job the registered devices join: {@code scalep.job}, {@code SCALEP_JOB}, the PMIx
+     * namespace, else {@code default}; null (this process only) when {@code scalep.sim.fabric=false}.
+     */
+    private static String fabricJob() {
+        return Boolean.parseBoolean(System.getProperty("scalep.sim.fabric", "true")) ? Fabric.defaultJob() : null;
+    }
+
     /** A private {@code sim:mlx5} device with its own fabric and accounting (not registered). */
     public static SimDevice newMlx5() {
+        return mlx5(null);
+    }
+
+    /**
+     * A {@code sim:mlx5} device object that, while it has open contexts, joins the fabric of
+     * {@code job} (every process of this user that does the same reaches the same NIC); null keeps
+     * it to this process. Accounting is this object's.
+     */
+    public static SimDevice mlx5(String job) {
         DeviceCapabilities c = new DeviceCapabilities(DeviceKind.MLX5, EnumSet.of(QpType.RC, QpType.UD),
                 1 << QP_SLOT_BITS, 32768, 30, 30, 1 << 16, 4194303, 1 << KEY_SLOT_BITS, 1L << 40, 1 << 16,
                 1 << 15, 32767, 60, true, true, true, true, true, true, true, true, false, 512);
-        return new SimDevice("sim:mlx5", c, 1, 0, 0);
+        return new SimDevice("sim:mlx5", c, 1, 0, 0, job);
     }
 
     /** A private {@code sim:efa} device: RDMA write on, every WR signaled (v44 rule). */
@@ -126,13 +157,18 @@ public final class SimDevice implements Device {
      * @param unsignaled unsignaled WRs accepted (false models rdma-core v44: every WR signaled)
      */
     public static SimDevice efa(long seed, int window, boolean rdmaWrite, boolean unsignaled) {
+        return efa(seed, window, rdmaWrite, unsignaled, null);
+    }
+
+    /** A {@code sim:efa} device that joins the fabric of {@code job} while it has open contexts (null: none). */
+    public static SimDevice efa(long seed, int window, boolean rdmaWrite, boolean unsignaled, String job) {
         if (window < 1 || window > 4096) {
             throw new IllegalArgumentException("EFA reordering window must be in 1..4096: " + window);
         }
         DeviceCapabilities c = new DeviceCapabilities(DeviceKind.EFA, EnumSet.of(QpType.SRD, QpType.UD),
                 1 << QP_SLOT_BITS, 4096, 2, 3, 1 << 16, 65536, 1 << KEY_SLOT_BITS, 1L << 40, 1 << 16,
                 0, 0, 32, false, false, true, rdmaWrite, rdmaWrite, unsignaled, false, false, true, 0);
-        return new SimDevice("sim:efa", c, 2, seed, window);
+        return new SimDevice("sim:efa", c, 2, seed, window, job);
     }
 
     @Override
@@ -168,7 +204,107 @@ public final class SimDevice implements Device {
         if (options == null) {
             throw new VerbsException("ibv_open_device", Errno.EINVAL, name, "options must not be null");
         }
-        return new SimContext(this, options);
+        attach();
+        try {
+            return new SimContext(this, options);
+        } catch (RuntimeException e) {
+            detach();
+            throw e;
+        }
+    }
+
+    /** A context opens: the first one joins the fabric (when this device has a job). */
+    synchronized void attach() {
+        if (openContexts == 0 && job != null) {
+            Fabric f = Fabric.join(name, isEfa() ? "efa" : "mlx5", job);
+            qps.prefix(f.slot);
+            mrs.prefix(f.slot);
+            directory = new FabricDirectory(f);
+            sharedMemory = new SharedMemory(f);
+            fabric = f;
+            FabricAgent a = new FabricAgent(this, f);
+            agent = a;
+            a.start();
+        }
+        openContexts++;
+    }
+
+    /** A context closed: the last one leaves the fabric (segments removed). */
+    synchronized void detach() {
+        if (--openContexts == 0 && fabric != null) {
+            agent.stop();
+            Fabric f = fabric;
+            fabric = null;
+            agent = null;
+            sharedMemory.close();
+            f.leave();
+            qps.prefix(0);
+            mrs.prefix(0);
+        }
+    }
+
+    Fabric fabric() {
+        return fabric;
+    }
+
+    FabricDirectory directory() {
+        return directory;
+    }
+
+    SharedMemory sharedMemory() {
+        return sharedMemory;
+    }
+
+    int nextPdId() {
+        return pdIds.incrementAndGet();
+    }
+
+    long retryTimeoutNanos() {
+        return retryTimeoutNanos;
+    }
+
+    /** The job this device joins, or null. */
+    public String job() {
+        return job;
+    }
+
+    /** This process's entry in the fabric (1..63), or 0 when not joined. */
+    public int fabricSlot() {
+        Fabric f = fabric;
+        return f == null ? 0 : f.slot;
+    }
+
+    /** The name prefix of this process's shared-memory files in this incarnation, or null when not joined. */
+    String sharedFilePrefix() {
+        Fabric f = fabric;
+        return f == null ? null : f.base + "-p" + f.slot + "e" + f.epoch + "-";
+    }
+
+    /** Why the inbound ring could not be read (a corrupt segment), or null. */
+    RuntimeException fabricFailure() {
+        FabricAgent a = agent;
+        return a == null ? null : a.failure();
+    }
+
+    /** A QP waits for an answer from another process: run its engine again at the next progress. */
+    void remoteWaiting(SimQp q) {
+        if (q.awaitingRemote.compareAndSet(false, true)) {
+            remoteWaiters.incrementAndGet();
+        }
+    }
+
+    void nudgeRemoteWaiting() {
+        if (remoteWaiters.get() == 0) {
+            return;
+        }
+        int hw = qps.highWater();
+        for (int i = 0; i < hw; i++) {
+            SimQp q = qps.at(i);
+            if (q != null && q.awaitingRemote.compareAndSet(true, false)) {
+                remoteWaiters.decrementAndGet();
+                q.nudge();
+            }
+        }
     }
 
     @Override
@@ -186,6 +322,11 @@ public final class SimDevice implements Device {
      * progress when a CQ is polled empty). Never blocks: a QP busy in another thread is left to it.
      */
     void progressAll() {
+        FabricAgent a = agent;
+        if (a != null) {
+            a.drain();
+            nudgeRemoteWaiting();
+        }
         if (qpsHolding.get() == 0) {
             return;
         }

@@ -97,6 +97,10 @@ final class SimMr implements MemoryRegion, SlotTable.Entry {
             return;
         }
         closed = true;
+        FabricDirectory d = pd.ctx.device.directory();
+        if (d != null) {
+            d.clearMr(key);
+        }
         pd.ctx.device.mrs.release(this);
         pd.mrs.remove(this);
         pd.ctx.mrs.remove(this);

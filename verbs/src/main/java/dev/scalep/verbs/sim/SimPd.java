@@ -15,6 +15,7 @@ import dev.scalep.verbs.ThreadDomain;
 import dev.scalep.verbs.UnsupportedFeatureException;
 import dev.scalep.verbs.VerbsException;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -31,6 +32,7 @@ final class SimPd implements ProtectionDomain {
      * CQ's depth (to provoke a CQ overrun on purpose). Read at every create.
      */
     public static final String ALLOW_CQ_OVERCOMMIT = "scalep.sim.allowCqOvercommit";
+    private static final int REMOTE = Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
     final SimContext ctx;
     private final SimPd base;
@@ -40,12 +42,44 @@ final class SimPd implements ProtectionDomain {
     final Set<SimSrq> srqs = new LinkedHashSet<>();
     final Set<SimAh> ahs = new LinkedHashSet<>();
     final Set<SimPd> parentDomains = new LinkedHashSet<>();
+    /** This PD's id on the fabric (the directory's PD check); shared with its parent domains. */
+    final int id;
+    private final List<SharedMemory.Allocation> allocations = new ArrayList<>();
+    private Arena memory;
     private boolean closed;
 
     SimPd(SimContext ctx, SimPd base, SimTd td) {
         this.ctx = ctx;
         this.base = base;
         this.td = td;
+        this.id = base == null ? ctx.device.nextPdId() : base.id;
+    }
+
+    /**
+     * On a device joined to a fabric: a shared-memory file mapped here, which other processes can
+     * map when they reach an MR over it; otherwise plain native memory. Owned by this PD (its base
+     * PD for a parent domain): freed when the PD is destroyed.
+     */
+    @Override
+    public MemorySegment allocate(long byteSize, long alignment) {
+        synchronized (ctx.ctl) {
+            checkOpen();
+            SimPd b = base();
+            if (b.memory == null) {
+                b.memory = Arena.ofShared();
+            }
+            SharedMemory sm = ctx.device.sharedMemory();
+            if (sm == null) {
+                if (byteSize <= 0 || alignment <= 0 || Long.bitCount(alignment) != 1) {
+                    throw new VerbsException("ibv_alloc_pd_memory", Errno.EINVAL, dev(),
+                            "size=" + byteSize + " must be positive and alignment=" + alignment + " a power of two");
+                }
+                return b.memory.allocate(byteSize, alignment);
+            }
+            SharedMemory.Allocation a = sm.allocate(byteSize, alignment, b.memory);
+            b.allocations.add(a);
+            return a.segment();
+        }
     }
 
     /** The ordinary PD (itself, or the PD under a parent domain). */
@@ -90,12 +124,23 @@ final class SimPd implements ProtectionDomain {
                 throw new VerbsException("ibv_reg_mr", Errno.EINVAL, dev(),
                         "REMOTE_WRITE/REMOTE_ATOMIC access requires LOCAL_WRITE (access=" + access + ")");
             }
+            SharedMemory sm = ctx.device.sharedMemory();
+            SharedMemory.Allocation shared = sm == null ? null : sm.find(segment.address(), segment.byteSize());
+            if (sm != null && shared == null && (access & REMOTE) != 0) {
+                throw new VerbsException("ibv_reg_mr", Errno.EINVAL, dev(), "remote access (access=" + access
+                        + ") to memory that no other process can map: " + dev() + " spans processes, so memory "
+                        + "a peer may reach must come from ProtectionDomain.allocate (shared memory)");
+            }
             int key = ctx.device.mrs.reserve();
             if (key < 0) {
                 throw new VerbsException("ibv_reg_mr", Errno.ENOMEM, dev(), "max_mr=" + ctx.caps.maxMr());
             }
             SimMr mr = new SimMr(this, segment, access, key);
             ctx.device.mrs.publish(mr);
+            if (shared != null) {
+                ctx.device.directory().publishMr(key, access, base().id, shared.fileNo(),
+                        segment.address() - shared.segment().address(), segment.byteSize(), segment.address());
+            }
             mrs.add(mr);
             ctx.mrs.add(mr);
             ctx.accounting.add(Accounting.MRS, 1);
@@ -165,6 +210,10 @@ final class SimPd implements ProtectionDomain {
             qps.add(qp);
             ctx.qps.add(qp);
             ctx.device.qps.publish(qp);
+            FabricDirectory d = ctx.device.directory();
+            if (d != null) {
+                d.publishQp(qp);
+            }
             ctx.accounting.add(Accounting.QPS, 1);
             ctx.accounting.add(Accounting.MEMORY, qp.memoryBytes());
             return qp;
@@ -299,6 +348,17 @@ final class SimPd implements ProtectionDomain {
             base.parentDomains.remove(this);
             ctx.parents.remove(this);
         } else {
+            SharedMemory sm = ctx.device.sharedMemory();
+            for (SharedMemory.Allocation a : allocations) {
+                if (sm != null) {
+                    sm.free(a);
+                }
+            }
+            allocations.clear();
+            if (memory != null) {
+                memory.close();
+                memory = null;
+            }
             ctx.pds.remove(this);
             ctx.accounting.add(Accounting.PDS, -1);
             ctx.accounting.add(Accounting.MEMORY, -Accounting.PD_BYTES);

@@ -83,6 +83,12 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     private volatile boolean work;
     private volatile boolean tick;
     private boolean holding;
+    /** Set while the engine waits for an answer from another process (see {@link SimDevice#remoteWaiting}). */
+    final java.util.concurrent.atomic.AtomicBoolean awaitingRemote = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Bumped on every move to ERR or RESET: requests of an earlier incarnation are dropped by responders. */
+    volatile int incarnation;
+    /** The path to QPs of other processes; null when the device is not on a fabric. */
+    final RemotePath remote;
 
     // Send queue slots (engine lock).
     private final int cap;
@@ -145,7 +151,9 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         this.inOrder = caps.inOrder() || dev.efaWindow <= 1;
         this.window = Math.max(1, dev.efaWindow);
         this.blueFlame = ctx.mlx5() && ctx.options.blueFlame() && uuar != null && uuar.blueFlame;
-        this.rng = mix(dev.efaSeed * 0x9E3779B97F4A7C15L + qpn);
+        // seeded by generation and slot, not by the fabric's process bits: the same order in every process
+        int local = (qpn >>> (FabricLayout.QP_SLOT_BITS + FabricLayout.PROC_BITS)) << 17 | (qpn & (FabricLayout.QP_SLOTS - 1));
+        this.rng = mix(dev.efaSeed * 0x9E3779B97F4A7C15L + local);
         this.cap = attr.maxSendWr();
         this.maxSge = Math.max(1, attr.maxSendSge());
         this.maxInline = attr.maxInline();
@@ -171,6 +179,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         win = new int[inOrder ? 1 : window];
         parked = new int[inOrder ? 1 : cap];
         scratch = new int[inOrder ? 1 : cap];
+        remote = dev.fabric() == null ? null : new RemotePath(this, cap);
         resetQueues();
     }
 
@@ -221,6 +230,67 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         return dev.name();
     }
 
+    /** Every state change goes through here: the fabric's directory mirrors it for other processes. */
+    void setState(QpState to) {
+        if (to == QpState.ERR || to == QpState.RESET) {
+            incarnation++;
+        }
+        state = to;
+        FabricDirectory d = dev.directory();
+        if (d != null && !closed) {
+            d.updateQp(this);
+        }
+    }
+
+    /** Move to ERR (once) and report the last WQE of an SRQ QP: the one error transition. */
+    void moveToError() {
+        if (state != QpState.ERR) {
+            setState(QpState.ERR);
+            enteredError();
+        }
+    }
+
+    /**
+     * This QP, as an RC responder, found an RDMA request's rkey, range or access invalid: ERR and
+     * QP_ACCESS_ERR (IBA local access violation, as mlx5), then flush.
+     */
+    void responderAccessError() {
+        if (type == QpType.RC && !closed && state != QpState.ERR) {
+            setState(QpState.ERR);
+            ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_ACCESS_ERR, this));
+            enteredError();
+            nudge();
+        }
+    }
+
+    int accessFlags() {
+        return access;
+    }
+
+    int rnrRetry() {
+        return rnrRetry;
+    }
+
+    long length(int s) {
+        return len[s];
+    }
+
+    int rkeyOf(int s) {
+        return rkey[s];
+    }
+
+    long raddrOf(int s) {
+        return raddr[s];
+    }
+
+    int immOf(int s) {
+        return imm[s];
+    }
+
+    long sequence(int s) {
+        return seq[s];
+    }
+
     private void transition(QpState to) {
         QpState from = state;
         if (!from.canMoveTo(to)) {
@@ -236,7 +306,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             checkOpen();
             transition(QpState.INIT);
             access = accessFlags;
-            state = QpState.INIT;
+            setState(QpState.INIT);
         } finally {
             engine.unlock();
         }
@@ -259,7 +329,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
                 }
                 remoteQpn = remote.qpn();
             }
-            state = QpState.RTR;
+            setState(QpState.RTR);
         } finally {
             engine.unlock();
         }
@@ -276,7 +346,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             }
             transition(QpState.RTS);
             rnrRetry = rnrRetryCount;
-            state = QpState.RTS;
+            setState(QpState.RTS);
         } finally {
             engine.unlock();
         }
@@ -287,10 +357,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         engine.lock();
         try {
             checkOpen();
-            if (state != QpState.ERR) {
-                state = QpState.ERR;
-                enteredError();
-            }
+            moveToError();
             process();
         } finally {
             engine.unlock();
@@ -303,8 +370,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         engine.lock();
         try {
             checkOpen();
-            state = QpState.RESET;
             remoteQpn = 0;
+            setState(QpState.RESET);
             resetQueues();
             if (ownRq != null) {
                 ownRq.clear();
@@ -319,10 +386,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         if (closed) {
             return;
         }
-        if (state != QpState.ERR) {
-            state = QpState.ERR;
-            enteredError();
-        }
+        moveToError();
         nudge();
     }
 
@@ -378,6 +442,10 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             }
         } finally {
             engine.unlock();
+        }
+        FabricDirectory d = dev.directory();
+        if (d != null) {
+            d.clearQp(qpn);
         }
         dev.qps.release(this);
         sendCq.detach(this, attr.maxSendWr());
@@ -808,6 +876,9 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     }
 
     private void retire(int s) {
+        if (remote != null) {
+            remote.clear(s);
+        }
         free[freeTop++] = s;
         outstanding = outstanding - 1;
     }
@@ -840,10 +911,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
 
     private int fail(int s, int status) {
         completeSend(s, status);
-        if (state != QpState.ERR) {
-            state = QpState.ERR;
-            enteredError();
-        }
+        moveToError();
         return FAILED;
     }
 
@@ -852,14 +920,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
      * RC responder moves to ERR and raises QP_ACCESS_ERR (IBA local access violation, as mlx5).
      */
     private int remoteAccessError(int s, SimQp t) {
-        if (type == QpType.RC && t.state != QpState.ERR) {
-            t.state = QpState.ERR;
-            t.ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_ACCESS_ERR, t));
-            t.enteredError();
-            if (t != this) {
-                t.nudge();
-            }
-        }
+        t.responderAccessError();
         return fail(s, WcStatus.REM_ACCESS_ERR);
     }
 
@@ -870,7 +931,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         }
     }
 
-    private static boolean receiving(QpState st) {
+    static boolean receiving(QpState st) {
         return st == QpState.RTR || st == QpState.RTS || st == QpState.SQD;
     }
 
@@ -887,6 +948,20 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             int st = checkLocal(s, o == Opcode.RDMA_READ);
             if (st != 0) {
                 return fail(s, st);
+            }
+        }
+        if (t == null && remote != null) {
+            int dst = type == QpType.RC ? remoteQpn : dqpn[s];
+            if ((type == QpType.RC || dev.ahs.get(ahId[s]) != null) && RemotePath.isRemote(dev, dst)) {
+                int r = remote.execute(s, o, dst);
+                if (r == RemotePath.WAIT) {
+                    return WAIT;
+                }
+                if (r == WcStatus.SUCCESS) {
+                    completeSend(s, r);
+                    return OK;
+                }
+                return fail(s, r);
             }
         }
         if (t == null || t.closed || !receiving(t.state) || t.type != type
@@ -960,18 +1035,22 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         if (m == null) {
             return remoteAccessError(s, t);
         }
-        long srcOff = raddr[s] - m.address;
+        scatterFrom(s, m.segment, raddr[s] - m.address);
+        completeSend(s, WcStatus.SUCCESS);
+        return OK;
+    }
+
+    /** An RDMA read's data: copy from {@code src} at {@code srcOff} into slot s's local SGEs. */
+    void scatterFrom(int s, MemorySegment src, long srcOff) {
         int b = s * maxSge;
         for (int j = 0, n = numSge[s]; j < n; j++) {
             long l = Integer.toUnsignedLong(sgeLen[b + j]);
             SimMr mr = dev.mrs.get(sgeLkey[b + j]);
             if (mr != null && l > 0) {
-                MemorySegment.copy(m.segment, srcOff, mr.segment, sgeAddr[b + j] - mr.address, l);
+                MemorySegment.copy(src, srcOff, mr.segment, sgeAddr[b + j] - mr.address, l);
             }
             srcOff += l;
         }
-        completeSend(s, WcStatus.SUCCESS);
-        return OK;
     }
 
     private int send(int s, SimQp t, Opcode o) {
@@ -997,9 +1076,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
                     failTarget = true;
                     result = FAILED;
                 }
-                if (!ud && t.state != QpState.ERR) {
-                    t.state = QpState.ERR;
-                    t.enteredError();
+                if (!ud) {
+                    t.moveToError();
                 }
                 if (result == FAILED) {
                     fail(s, recvProt == WcStatus.LOC_LEN_ERR ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR);
@@ -1008,7 +1086,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
                 }
             } else {
                 if (ud) {
-                    scatterSegment(q, r, 0, dev.grh, 40);
+                    scatterSegment(q, r, 0, dev.grh, 0, 40, dev);
                 }
                 scatterSlot(q, r, ud ? 40 : 0, s);
                 q.pop();
@@ -1027,7 +1105,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     }
 
     /** Receiver-side lkey check of receive slot r (caller holds q.lock). */
-    private static int checkRecv(SimRecvQueue q, int r, SimQp t) {
+    static int checkRecv(SimRecvQueue q, int r, SimQp t) {
         SimPd base = t.pd.base();
         for (int j = 0, n = q.numSge(r); j < n; j++) {
             SimMr mr = t.dev.mrs.get(q.sgeLkey(r, j));
@@ -1054,7 +1132,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     }
 
     /** Copy {@code n} payload bytes of slot s, from payload offset {@code from}, to a contiguous range. */
-    private void gather(int s, long from, MemorySegment dst, long dstOff, long n) {
+    void gather(int s, long from, MemorySegment dst, long dstOff, long n) {
         if (n <= 0) {
             return;
         }
@@ -1103,9 +1181,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         }
     }
 
-    /** Scatter {@code n} bytes of {@code seg} into receive r from receive offset {@code at}. */
-    private void scatterSegment(SimRecvQueue q, int r, long at, MemorySegment seg, long n) {
-        long src = 0;
+    /** Scatter {@code n} bytes of {@code seg} from {@code src} into receive r from receive offset {@code at}. */
+    static void scatterSegment(SimRecvQueue q, int r, long at, MemorySegment seg, long src, long n, SimDevice dev) {
         long pos = 0;
         for (int j = 0, k = q.numSge(r); j < k && n > 0; j++) {
             long l = Integer.toUnsignedLong(q.sgeLen(r, j));

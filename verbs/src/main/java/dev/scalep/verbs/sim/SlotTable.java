@@ -20,14 +20,25 @@ final class SlotTable<T extends SlotTable.Entry> {
     private final int slotBits;
     private final int mask;
     private final int maxGeneration;
+    private final int genShift;
+    private int prefix;
     private int freeTop;
     private int highWater;
 
     SlotTable(int slotBits, int idBits) {
+        this(slotBits, idBits, 0);
+    }
+
+    /**
+     * A table whose ids carry a {@code prefixBits}-bit prefix between the generation and the slot
+     * (the fabric's process entry, see {@link #prefix(int)}).
+     */
+    SlotTable(int slotBits, int idBits, int prefixBits) {
         this.slotBits = slotBits;
         int capacity = 1 << slotBits;
         this.mask = capacity - 1;
-        this.maxGeneration = (1 << (idBits - slotBits)) - 1;
+        this.genShift = slotBits + prefixBits;
+        this.maxGeneration = (1 << (idBits - genShift)) - 1;
         this.slots = new AtomicReferenceArray<>(capacity);
         this.generation = new int[capacity];
         this.free = new int[capacity];
@@ -55,7 +66,12 @@ final class SlotTable<T extends SlotTable.Entry> {
         if (slot + 1 > highWater) {
             highWater = slot + 1;
         }
-        return (g << slotBits) | slot;
+        return (g << genShift) | (prefix << slotBits) | slot;
+    }
+
+    /** Set the prefix of ids reserved from now on (only while the table is empty). */
+    synchronized void prefix(int p) {
+        this.prefix = p;
     }
 
     /** Make {@code t} (whose {@code simId()} is a reserved id) visible to {@link #get}. */

@@ -91,7 +91,7 @@ public abstract class VerbsBehaviourSuite {
             QpInitAttr a = QpInitAttr.of(type, cq, depth).withSges(Math.min(2, ctx.capabilities().maxSge()), 1)
                     .withInline(inline);
             qp = pd.createQp(a);
-            mem = arena.allocate(MEM, 64);
+            mem = pd.allocate(MEM, 64);
             mr = pd.register(mem, mrAccess);
             qp.init(access);
         }
@@ -489,8 +489,8 @@ public abstract class VerbsBehaviourSuite {
             CompletionQueue qa = ca.createCq(cqOptions(ca, 64));
             CompletionQueue qb = cb.createCq(cqOptions(cb, 64));
             SharedReceiveQueue srq = pb.createSrq(16, 1);
-            MemorySegment ma = arena.allocate(4096, 64);
-            MemorySegment mb = arena.allocate(4096, 64);
+            MemorySegment ma = pa.allocate(4096, 64);
+            MemorySegment mb = pb.allocate(4096, 64);
             MemoryRegion ra = pa.register(ma, Access.ALL_RDMA);
             MemoryRegion rb = pb.register(mb, Access.ALL_RDMA);
             QueuePair[] as = new QueuePair[2];
@@ -994,8 +994,8 @@ public abstract class VerbsBehaviourSuite {
         Device d = f.requester();
         ResourceUsage deviceBase = d.resources();
         try (Context c = d.open(f.options()); Arena arena = Arena.ofShared()) {
+            MemorySegment m = c.allocPd().allocate(4096, 64);
             ResourceUsage base = c.resources();
-            MemorySegment m = arena.allocate(4096, 64);
             for (int k = 0; k < 1000; k++) {
                 ProtectionDomain pd = c.allocPd();
                 CompletionQueue cq = c.createCq(cqOptions(c, 16));

@@ -1,0 +1,242 @@
+package dev.scalep.verbs.sim;
+
+import dev.scalep.verbs.Access;
+import dev.scalep.verbs.AsyncEvent;
+import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.QpState;
+import dev.scalep.verbs.QpType;
+import dev.scalep.verbs.WcOpcode;
+import dev.scalep.verbs.WcStatus;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.MessageHandler;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static dev.scalep.verbs.sim.FabricLayout.area;
+import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
+import static dev.scalep.verbs.sim.RemotePath.*;
+
+/**
+ * This process's half of the simulated NIC for traffic from other processes: it drains the inbound
+ * ring and executes each request against the local target QP (receive consumption, data placement,
+ * the receive completion, the QP's error transitions), answers the initiator, hands answers to the
+ * local initiators, and sweeps peer liveness. It runs in a daemon thread (so a process that is not
+ * polling still acknowledges, as a NIC does) and in any thread whose poll finds its CQ empty;
+ * a CAS lets one drainer at a time read the single-consumer ring. Every field of every message is
+ * range-checked before use; a malformed message is answered with an error status or dropped.
+ */
+final class FabricAgent implements MessageHandler, Runnable {
+    private static final Opcode[] OPS = Opcode.values();
+    private static final QpType[] TYPES = QpType.values();
+    private static final long SWEEP_NANOS = 50_000_000L;
+
+    private final SimDevice dev;
+    private final Fabric fabric;
+    private final ManyToOneRingBuffer inbound;
+    private final AtomicBoolean draining = new AtomicBoolean();
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile RuntimeException failure;
+
+    FabricAgent(SimDevice dev, Fabric fabric) {
+        this.dev = dev;
+        this.fabric = fabric;
+        this.inbound = fabric.ownRing();
+        this.thread = Thread.ofPlatform().daemon().name("scalep-nic-" + fabric.slot).unstarted(this);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** Stop the thread and wait for it (before the segment is unmapped). */
+    void stop() {
+        running = false;
+        thread.interrupt();
+        try {
+            thread.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Why the inbound ring could not be read (a corrupt segment), or null. */
+    RuntimeException failure() {
+        return failure;
+    }
+
+    @Override
+    public void run() {
+        IdleStrategy idle = new BackoffIdleStrategy(64, 16, 1_000, 1_000_000);
+        long nextSweep = 0;
+        while (running) {
+            int n = 0;
+            try {
+                n = drain();
+                long now = System.nanoTime();
+                if (now - nextSweep >= 0) {
+                    fabric.sweepLiveness();
+                    nextSweep = now + SWEEP_NANOS;
+                }
+                dev.nudgeRemoteWaiting();
+            } catch (RuntimeException e) {
+                // a QP's engine failed on this thread: the poster's thread meets the same state; keep the NIC alive
+            }
+            idle.idle(n);
+        }
+    }
+
+    /** Execute what is queued for this process; 0 when another thread is draining. */
+    int drain() {
+        if (failure != null || !draining.compareAndSet(false, true)) {
+            return 0;
+        }
+        try {
+            return inbound.read(this, 256);
+        } catch (RuntimeException e) {
+            failure = e; // a scribbled ring: stop reading it, report through polls
+            return 0;
+        } finally {
+            draining.set(false);
+        }
+    }
+
+    @Override
+    public void onMessage(int type, org.agrona.MutableDirectBuffer buffer, int index, int length) {
+        switch (type) {
+            case MSG_REQUEST -> request(buffer, index, length);
+            case MSG_RESPONSE -> response(buffer, index, length);
+            case MSG_ACCESS_ERROR -> {
+                if (length >= 4) {
+                    SimQp t = dev.qps.get(buffer.getInt(index));
+                    if (t != null) {
+                        t.responderAccessError();
+                    }
+                }
+            }
+            default -> {
+                // unknown message: dropped
+            }
+        }
+    }
+
+    private void response(DirectBuffer b, int i, int length) {
+        if (length < RSP_BYTES) {
+            return;
+        }
+        SimQp q = dev.qps.get(b.getInt(i + RSP_DST));
+        if (q != null && q.remote != null) {
+            q.remote.onResponse(b.getInt(i + RSP_SLOT), b.getLong(i + RSP_SEQ), b.getInt(i + RSP_STATUS));
+            q.nudge();
+        }
+    }
+
+    private void request(DirectBuffer b, int i, int length) {
+        if (length < REQ_DATA) {
+            return;
+        }
+        int src = b.getInt(i + REQ_SRC);
+        int dst = b.getInt(i + REQ_DST);
+        int op = b.getInt(i + REQ_OP);
+        int ty = b.getInt(i + REQ_TYPE);
+        int len = b.getInt(i + REQ_LEN);
+        int srcProc = procOfQpn(src);
+        if (!dev.directory().isPeer(srcProc) || !dev.directory().senderCurrent(src, b.getInt(i + REQ_INC))) {
+            return; // no one to answer, or a request of a QP that has since failed or been reset
+        }
+        int st;
+        if (op < 0 || op >= OPS.length || ty < 0 || ty >= TYPES.length || len < 0 || len > length - REQ_DATA) {
+            st = WcStatus.REM_INV_REQ_ERR;
+        } else {
+            st = deliver(src, dst, OPS[op], TYPES[ty], b.getInt(i + REQ_IMM), b.getLong(i + REQ_RADDR),
+                    b.getInt(i + REQ_RKEY), area(fabric.slot) + i + REQ_DATA, len);
+        }
+        if (ty == QpType.UD.ordinal()) {
+            return;
+        }
+        ManyToOneRingBuffer r = fabric.ring(srcProc);
+        int at = r.tryClaim(MSG_RESPONSE, RSP_BYTES);
+        if (at > 0) {
+            UnsafeBuffer rb = (UnsafeBuffer) r.buffer();
+            rb.putInt(at + RSP_DST, src);
+            rb.putInt(at + RSP_SLOT, b.getInt(i + REQ_SLOT));
+            rb.putLong(at + RSP_SEQ, b.getLong(i + REQ_SEQ));
+            rb.putInt(at + RSP_STATUS, st);
+            r.commit(at);
+        } // a full ring loses the answer: the initiator's retry timer turns it into RETRY_EXC_ERR
+    }
+
+    /** Execute one request at local QP dst: the status the initiator completes with (or RNR). */
+    private int deliver(int src, int dst, Opcode o, QpType type, int imm, long raddr, int rkey, long dataOff,
+                        int len) {
+        SimQp t = dev.qps.get(dst);
+        if (t == null || t.closed || !SimQp.receiving(t.state) || t.type != type
+                || (type == QpType.RC && t.remoteQpn != src)) {
+            return WcStatus.RETRY_EXC_ERR;
+        }
+        MemorySegment data = fabric.segment;
+        SimMr m = null;
+        if (o == Opcode.RDMA_WRITE_WITH_IMM) {
+            m = dev.mrs.get(rkey);
+            if (m == null || m.basePd != t.pd.base() || !m.contains(raddr, len)
+                    || (m.access & Access.REMOTE_WRITE) == 0 || (t.accessFlags() & Access.REMOTE_WRITE) == 0) {
+                if (type == QpType.RC) {
+                    t.responderAccessError();
+                }
+                return WcStatus.REM_ACCESS_ERR;
+            }
+        } else if (o != Opcode.SEND && o != Opcode.SEND_WITH_IMM) {
+            return WcStatus.REM_INV_REQ_ERR;
+        }
+        SimRecvQueue q = t.rq;
+        boolean ud = type == QpType.UD;
+        boolean failTarget = false;
+        int result;
+        q.lock.lock();
+        try {
+            int r = q.peek();
+            if (r < 0) {
+                return ud ? WcStatus.SUCCESS : RNR;
+            }
+            long rid = q.wrId(r);
+            if (m != null) {
+                MemorySegment.copy(data, dataOff, m.segment, raddr - m.address, len);
+                q.pop();
+                t.recvCq.push(rid, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, len, imm, true, t.qpn, src);
+                return WcStatus.SUCCESS;
+            }
+            long need = len + (ud ? 40 : 0);
+            int recvProt = q.capacityOf(r) < need ? WcStatus.LOC_LEN_ERR : SimQp.checkRecv(q, r, t);
+            if (recvProt != 0) {
+                q.pop();
+                t.recvCq.push(rid, recvProt, WcOpcode.RECV, 0, 0, false, t.qpn, src);
+                if (ud) {
+                    return WcStatus.SUCCESS;
+                }
+                failTarget = true;
+                result = recvProt == WcStatus.LOC_LEN_ERR ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
+            } else {
+                if (ud) {
+                    SimQp.scatterSegment(q, r, 0, dev.grh, 0, 40, t.dev);
+                }
+                SimQp.scatterSegment(q, r, ud ? 40 : 0, data, dataOff, len, t.dev);
+                q.pop();
+                boolean hasImm = o == Opcode.SEND_WITH_IMM;
+                t.recvCq.push(rid, WcStatus.SUCCESS, WcOpcode.RECV, (int) need, hasImm ? imm : 0, hasImm, t.qpn, src);
+                result = WcStatus.SUCCESS;
+            }
+        } finally {
+            q.lock.unlock();
+        }
+        if (failTarget) {
+            t.moveToError();
+            t.nudge();
+        }
+        return result;
+    }
+}

@@ -1,0 +1,211 @@
+package dev.scalep.verbs.sim;
+
+import dev.scalep.verbs.Access;
+import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.QpType;
+import dev.scalep.verbs.WcStatus;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+import static dev.scalep.verbs.sim.FabricLayout.area;
+import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
+
+/**
+ * The initiator side of one QP's work towards QPs of other processes (the QP's engine lock held).
+ *
+ * <p>One-sided operations (RDMA write and read) run here, like a NIC's DMA engine: the target QP's
+ * and MR's directory entries are checked, the MR's shared file is mapped (first use) and the bytes
+ * are copied; an access violation also tells the target to move its QP to ERR. Two-sided operations
+ * (send, send-with-immediate, write-with-immediate) need the target's receive queue and CQ, which
+ * live in the target process: the request, payload included, goes into the target's inbound ring;
+ * the target's NIC agent executes it and answers with a status (an RNR NAK when no receive is
+ * posted, retried while rnr_retry is 7). The WQE waits at the head of the send queue for that
+ * answer (RC order), or, past the retry timeout or once the target process is gone, completes
+ * with RETRY_EXC_ERR. UD sends are fire-and-forget.
+ */
+final class RemotePath {
+    /** Returned by {@link #execute} while the WQE waits for its answer. */
+    static final int WAIT = -2;
+    /** Response status meaning "receiver not ready" (RNR NAK). */
+    static final int RNR = -1;
+
+    static final int MSG_REQUEST = 1, MSG_RESPONSE = 2, MSG_ACCESS_ERROR = 3;
+    static final int REQ_SRC = 0, REQ_DST = 4, REQ_SLOT = 8, REQ_OP = 12, REQ_SEQ = 16, REQ_IMM = 24,
+            REQ_TYPE = 28, REQ_RADDR = 32, REQ_RKEY = 40, REQ_LEN = 44, REQ_INC = 48, REQ_DATA = 56;
+    static final int RSP_DST = 0, RSP_SLOT = 4, RSP_SEQ = 8, RSP_STATUS = 16, RSP_BYTES = 20;
+
+    private static final VarHandle SEQ = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final long RNR_DELAY_NANOS = 20_000;
+
+    private final SimQp qp;
+    private final SimDevice dev;
+    private final Fabric fabric;
+    private final FabricDirectory dir;
+    private final SharedMemory mem;
+    private final long[] sentAt;
+    private final long[] answered;
+    private final int[] status;
+    private final long[] scratch = new long[2];
+
+    RemotePath(SimQp qp, int cap) {
+        this.qp = qp;
+        this.dev = qp.dev;
+        this.fabric = dev.fabric();
+        this.dir = dev.directory();
+        this.mem = dev.sharedMemory();
+        this.sentAt = new long[cap];
+        this.answered = new long[cap];
+        this.status = new int[cap];
+    }
+
+    /** Whether a QPN names a QP of another process on this fabric. */
+    static boolean isRemote(SimDevice dev, int qpn) {
+        return dev.fabric() != null && dev.directory().isPeer(procOfQpn(qpn));
+    }
+
+    /** Forget slot s's exchange (the slot is being reused or flushed). */
+    void clear(int s) {
+        sentAt[s] = 0;
+    }
+
+    /**
+     * Execute slot s towards peer QP {@code dqpn}: a WcStatus to complete with (SUCCESS included),
+     * or {@link #WAIT}.
+     */
+    int execute(int s, Opcode o, int dqpn) {
+        return switch (o) {
+            case RDMA_WRITE -> oneSided(s, dqpn, false);
+            case RDMA_READ -> oneSided(s, dqpn, true);
+            default -> twoSided(s, o, dqpn);
+        };
+    }
+
+    private int oneSided(int s, int dqpn, boolean read) {
+        int need = read ? Access.REMOTE_READ : Access.REMOTE_WRITE;
+        int st = dir.checkQp(dqpn, qp.qpn, qp.type, need);
+        if (st == 0) {
+            int pd = dir.pdOfQp(dqpn);
+            long len = qp.length(s);
+            if (!dir.resolveMr(qp.rkeyOf(s), dqpn, pd, qp.raddrOf(s), len, need, scratch)) {
+                st = WcStatus.REM_ACCESS_ERR;
+            } else {
+                MemorySegment m = mem.peer(procOfQpn(dqpn), (int) scratch[1]);
+                long off = scratch[0];
+                if (m == null || off > m.byteSize() - len) {
+                    st = WcStatus.REM_ACCESS_ERR;
+                } else if (read) {
+                    qp.scatterFrom(s, m, off);
+                } else {
+                    qp.gather(s, 0, m, off, len);
+                }
+            }
+        }
+        if (st == WcStatus.REM_ACCESS_ERR && qp.type == QpType.RC) {
+            notifyAccessError(dqpn);
+        }
+        return st;
+    }
+
+    private void notifyAccessError(int dqpn) {
+        ManyToOneRingBuffer r = fabric.ring(procOfQpn(dqpn));
+        int i = r.tryClaim(MSG_ACCESS_ERROR, 4);
+        if (i > 0) {
+            r.buffer().putInt(i, dqpn);
+            r.commit(i);
+        }
+    }
+
+    private int twoSided(int s, Opcode o, int dqpn) {
+        if (sentAt[s] == 0) {
+            int st = dir.checkQp(dqpn, qp.qpn, qp.type, 0);
+            if (st != 0) {
+                return qp.type == QpType.UD ? WcStatus.SUCCESS : st;
+            }
+            int claimed = send(s, o, dqpn);
+            if (qp.type == QpType.UD) {
+                return WcStatus.SUCCESS; // a datagram: the sender never learns what became of it
+            }
+            if (claimed == -1) {
+                return WcStatus.LOC_LEN_ERR;
+            }
+            if (claimed == 0) {
+                return WAIT; // ring full: try again at the next engine run
+            }
+            sentAt[s] = System.nanoTime() | 1;
+            dev.remoteWaiting(qp);
+            return WAIT;
+        }
+        long want = qp.sequence(s) + 1;
+        if ((long) SEQ.getAcquire(answered, s) != want) {
+            if (fabric.peerGone(procOfQpn(dqpn)) || System.nanoTime() - sentAt[s] > dev.retryTimeoutNanos()) {
+                sentAt[s] = 0;
+                return WcStatus.RETRY_EXC_ERR;
+            }
+            dev.remoteWaiting(qp);
+            return WAIT;
+        }
+        int st = status[s];
+        if (st == RNR) {
+            if (qp.rnrRetry() < 7) {
+                sentAt[s] = 0;
+                return WcStatus.RNR_RETRY_EXC_ERR;
+            }
+            if (System.nanoTime() - sentAt[s] < RNR_DELAY_NANOS) {
+                dev.remoteWaiting(qp);
+                return WAIT;
+            }
+            SEQ.setRelease(answered, s, 0L);
+            sentAt[s] = 0;
+            return twoSided(s, o, dqpn); // the RNR timer expired: send again
+        }
+        sentAt[s] = 0;
+        return st;
+    }
+
+    /** Write slot s as a request into the target's ring: 1 sent, 0 ring full, -1 too long for a ring. */
+    private int send(int s, Opcode o, int dqpn) {
+        ManyToOneRingBuffer r = fabric.ring(procOfQpn(dqpn));
+        long len = qp.length(s);
+        if (len > r.maxMsgLength() - REQ_DATA) {
+            return -1;
+        }
+        int i = r.tryClaim(MSG_REQUEST, REQ_DATA + (int) len);
+        if (i <= 0) {
+            return 0;
+        }
+        UnsafeBuffer b = (UnsafeBuffer) r.buffer();
+        b.putInt(i + REQ_SRC, qp.qpn);
+        b.putInt(i + REQ_DST, dqpn);
+        b.putInt(i + REQ_SLOT, s);
+        b.putInt(i + REQ_OP, o.ordinal());
+        b.putLong(i + REQ_SEQ, qp.sequence(s) + 1);
+        b.putInt(i + REQ_IMM, qp.immOf(s));
+        b.putInt(i + REQ_TYPE, qp.type.ordinal());
+        b.putLong(i + REQ_RADDR, qp.raddrOf(s));
+        b.putInt(i + REQ_RKEY, qp.rkeyOf(s));
+        b.putInt(i + REQ_LEN, (int) len);
+        b.putInt(i + REQ_INC, qp.incarnation);
+        long at = area(procOfQpn(dqpn)) + i + REQ_DATA;
+        qp.gather(s, 0, fabric.segment, at, len);
+        r.commit(i);
+        return 1;
+    }
+
+    /** The target answered slot s (any thread): publish the status, then the sequence. */
+    void onResponse(int s, long seq, int st) {
+        if (s < 0 || s >= status.length) {
+            return;
+        }
+        status[s] = st;
+        SEQ.setRelease(answered, s, seq);
+    }
+
+    /** Whether slot s has a request in flight. */
+    boolean inFlight(int s) {
+        return sentAt[s] != 0;
+    }
+}

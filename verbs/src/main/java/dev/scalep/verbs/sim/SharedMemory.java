@@ -1,0 +1,145 @@
+package dev.scalep.verbs.sim;
+
+import dev.scalep.verbs.Errno;
+import dev.scalep.verbs.VerbsException;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+import static dev.scalep.verbs.sim.FabricLayout.MAX_FILES;
+import static dev.scalep.verbs.sim.FabricLayout.MAX_PROCS;
+
+/**
+ * Memory other processes can map: this process's PD allocations (one 0600 file under the fabric's
+ * directory each, {@code base-p<slot>e<epoch>-m<n>}, mapped into the PD's arena and deleted with the
+ * PD) and the mappings of peers' files, opened on first use by an initiator and kept until this
+ * process leaves the fabric. File numbers are never reused while joined, so a cached mapping never
+ * names another allocation.
+ */
+final class SharedMemory {
+    /** One allocation: its file number, where it is mapped here, and its file. */
+    record Allocation(int fileNo, MemorySegment segment, Path file) {
+    }
+
+    private final Fabric fabric;
+    private final Arena peerArena = Arena.ofShared();
+    private final ConcurrentSkipListMap<Long, Allocation> own = new ConcurrentSkipListMap<>();
+    @SuppressWarnings("unchecked")
+    private final AtomicReferenceArray<MemorySegment>[] peers = new AtomicReferenceArray[MAX_PROCS];
+    private final int[] peerEpoch = new int[MAX_PROCS];
+    private int nextFile;
+
+    SharedMemory(Fabric fabric) {
+        this.fabric = fabric;
+    }
+
+    private Path file(int p, int epoch, int fileNo) {
+        return Path.of(Fabric.DIR, fabric.base + "-p" + p + "e" + epoch + "-m" + fileNo);
+    }
+
+    /** A page-aligned shared allocation of at least {@code size} bytes, mapped into {@code arena}. */
+    synchronized Allocation allocate(long size, long alignment, Arena arena) {
+        String dev = fabric.deviceName;
+        if (size <= 0 || alignment <= 0 || Long.bitCount(alignment) != 1 || alignment > 4096) {
+            throw new VerbsException("ibv_alloc_pd_memory", Errno.EINVAL, dev,
+                    "size=" + size + " must be positive and alignment=" + alignment + " a power of two up to 4096");
+        }
+        if (nextFile >= MAX_FILES) {
+            throw new VerbsException("ibv_alloc_pd_memory", Errno.ENOMEM, dev,
+                    "max shared allocations per process=" + MAX_FILES);
+        }
+        int no = nextFile++;
+        Path f = file(fabric.slot, fabric.epoch, no);
+        long bytes = (size + 4095) & -4096L;
+        try (FileChannel ch = FileChannel.open(f, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(
+                EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE)))) {
+            ch.truncate(bytes);
+            if (ch.size() < bytes) {
+                ch.write(java.nio.ByteBuffer.wrap(new byte[1]), bytes - 1);
+            }
+            MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena).asSlice(0, size);
+            Allocation a = new Allocation(no, seg, f);
+            own.put(seg.address(), a);
+            return a;
+        } catch (IOException e) {
+            throw new VerbsException("ibv_alloc_pd_memory", Errno.ENOMEM, dev, "cannot create " + f + ": " + e);
+        }
+    }
+
+    /** Forget and delete an allocation (its PD's arena unmaps it). */
+    void free(Allocation a) {
+        own.remove(a.segment().address(), a);
+        try {
+            Files.deleteIfExists(a.file());
+        } catch (IOException ignored) {
+            // reclaimed with the process entry at the next open
+        }
+    }
+
+    /** The allocation that contains {@code [address, address + length)}, or null. */
+    Allocation find(long address, long length) {
+        Map.Entry<Long, Allocation> e = own.floorEntry(address);
+        if (e == null) {
+            return null;
+        }
+        MemorySegment s = e.getValue().segment();
+        return address - s.address() <= s.byteSize() - length ? e.getValue() : null;
+    }
+
+    /**
+     * Peer p's file {@code fileNo}, mapped here (first use opens and maps it; later uses are one
+     * array read). Null when the file is gone, is not the user's 0600 file, or p left.
+     */
+    MemorySegment peer(int p, int fileNo) {
+        int epoch = fabric.epochOf(p);
+        AtomicReferenceArray<MemorySegment> row = peers[p];
+        if (row != null && peerEpoch[p] == epoch) {
+            MemorySegment m = row.get(fileNo);
+            if (m != null) {
+                return m;
+            }
+        }
+        return mapPeer(p, epoch, fileNo);
+    }
+
+    private synchronized MemorySegment mapPeer(int p, int epoch, int fileNo) {
+        if (peers[p] == null || peerEpoch[p] != epoch) {
+            peers[p] = new AtomicReferenceArray<>(MAX_FILES);
+            peerEpoch[p] = epoch;
+        }
+        MemorySegment m = peers[p].get(fileNo);
+        if (m != null) {
+            return m;
+        }
+        Path f = file(p, epoch, fileNo);
+        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            Fabric.checkOwner(fabric.deviceName, f, fabric.uid);
+            m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size(), peerArena);
+            peers[p].set(fileNo, m);
+            return m;
+        } catch (IOException | VerbsException e) {
+            return null;
+        }
+    }
+
+    /** Unmap every peer mapping and delete this process's remaining files. */
+    void close() {
+        for (Allocation a : own.values()) {
+            free(a);
+        }
+        peerArena.close();
+    }
+}
