@@ -50,13 +50,9 @@ record ManagerAddress(QpType qpType, List<QpAddress> qps, long[] target, long[] 
             o.writeInt(bufferBytes);
             o.writeInt(qps.size());
             for (QpAddress a : qps) {
-                o.writeUTF(a.device());
-                byte[] gid = a.gid();
-                o.writeShort(gid.length);
-                o.write(gid);
-                o.writeInt(a.lid());
-                o.writeInt(a.qpn());
-                o.writeInt(a.psn());
+                byte[] q = a.toBytes();
+                o.writeShort(q.length);
+                o.write(q);
             }
             o.writeInt(target.length);
             for (int t = 0; t < target.length; t++) {
@@ -83,13 +79,11 @@ record ManagerAddress(QpType qpType, List<QpAddress> qps, long[] target, long[] 
             }
             List<QpAddress> qps = new ArrayList<>(nq);
             for (int k = 0; k < nq; k++) {
-                String dev = in.readUTF();
-                int gl = in.readUnsignedShort();
-                if (gl > 64) {
-                    throw new IllegalArgumentException("GID of " + gl + " bytes");
+                int len = in.readUnsignedShort();
+                if (len > in.available()) {
+                    throw new IllegalArgumentException("truncated endpoint address: QP " + k + " of " + nq);
                 }
-                byte[] gid = in.readNBytes(gl);
-                qps.add(new QpAddress(dev, gid, in.readInt(), in.readInt(), in.readInt()));
+                qps.add(QpAddress.fromBytes(in.readNBytes(len)));
             }
             int n = in.readInt();
             if (n < 0 || n > MAX_QPS) {
