@@ -61,6 +61,11 @@ public interface World extends AutoCloseable {
     @Override
     void close();
 
+    /** A world of this process alone: rank 0 of 1, no PMIx. */
+    static World single() {
+        return new SingletonWorld();
+    }
+
     /** Bootstrap from the process environment: see {@link Bootstrap#open(Map)}. */
     static World open() {
         return Bootstrap.open(System.getenv());
