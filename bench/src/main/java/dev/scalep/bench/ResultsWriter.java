@@ -27,7 +27,7 @@ public final class ResultsWriter {
             "device", "category", "threads", "postlist", "unsignaled", "messages", "seconds", "mmsgPerSec",
             "qps", "cqs", "uarPages", "uuars", "memoryBytes",
             "repeat", "sharing", "depth", "inline", "blueFlame", "shareAxis", "ways", "variant",
-            "contexts", "pds", "mrs", "srqs", "tds", "uuarsInUse", "notes");
+            "contexts", "pds", "mrs", "srqs", "tds", "uuarsInUse", "ranks", "payloadBytes", "notes");
 
     private ResultsWriter() {
     }
@@ -64,6 +64,8 @@ public final class ResultsWriter {
         row.put("srqs", r.srqs());
         row.put("tds", r.tds());
         row.put("uuarsInUse", r.uuarsInUse());
+        row.put("ranks", m.ranks());
+        row.put("payloadBytes", m.payloadBytes());
         row.put("notes", m.notes() == null ? "" : m.notes());
         return row;
     }

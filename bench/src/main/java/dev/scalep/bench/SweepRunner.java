@@ -5,6 +5,7 @@ import dev.scalep.endpoints.EndpointManager;
 import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.endpoints.Substitution;
 import dev.scalep.policies.SharingConfig;
+import dev.scalep.spmd.World;
 import dev.scalep.threading.Completion;
 import dev.scalep.threading.SendPath;
 import dev.scalep.verbs.ContextOptions;
@@ -29,7 +30,7 @@ import java.util.stream.Collectors;
  * releases all threads to the moment the last thread's last completion arrived.
  */
 public final class SweepRunner {
-    /** Payload bytes per message (the research used 2). */
+    /** Default payload bytes per message (the research used 2). */
     public static final int PAYLOAD = 2;
     /** Untimed rounds before the timed repeats of each configuration. */
     static final int WARM_ROUNDS = 2;
@@ -42,7 +43,7 @@ public final class SweepRunner {
      * Options for the endpoints of a point: a policy point maps every feature of its class
      * ({@link EndpointOptions#from}) and polls c = d / q completions at a time; other points take the flags.
      */
-    static EndpointOptions options(SweepPoint p, dev.scalep.verbs.DeviceCapabilities caps) {
+    static EndpointOptions options(SweepPoint p, dev.scalep.verbs.DeviceCapabilities caps, int payload) {
         if (p.policyClass() != null) {
             EndpointOptions o = EndpointOptions.from(p.policyClass(), caps);
             return new EndpointOptions(o.sendDepth(), o.recvDepth(), o.bufferBytes(), o.recvSlotBytes(), o.postlist(),
@@ -50,120 +51,151 @@ public final class SweepRunner {
                     o.chainMaxLength(), o.sgeHeaderPayload(), o.srqDepth(), o.srqRefillThreshold(), o.srqRefillBatch(),
                     o.cqDepth(), o.cqModerationCount(), o.cqModerationPeriodUs(), o.ordering(), o.atomicsEmulation());
         }
-        return options(p);
+        return options(p, payload);
     }
 
     /** Options for the endpoints of a flag-driven point. */
-    static EndpointOptions options(SweepPoint p) {
+    static EndpointOptions options(SweepPoint p, int payload) {
         ContextOptions ctx = ContextOptions.DEFAULTS.withBlueFlame(p.blueFlame());
         EndpointOptions d = EndpointOptions.DEFAULTS;
-        return new EndpointOptions(p.depth(), d.recvDepth(), d.bufferBytes(), d.recvSlotBytes(), p.postlist(),
-                p.unsignaled(), p.inline() ? PAYLOAD : 0, false, p.pollBatch(), ctx);
+        return new EndpointOptions(p.depth(), d.recvDepth(), Math.max(d.bufferBytes(), 8 * payload), d.recvSlotBytes(), p.postlist(),
+                p.unsignaled(), p.inline() ? payload : 0, false, p.pollBatch(), ctx);
+    }
+
+    /** {@link #run(World, Device, SweepPoint, int, long, int, java.util.function.Consumer)} in this process, 2-byte writes. */
+    public static List<Measurement> run(Device device, SweepPoint p, int repeats, long warmup,
+                                        java.util.function.Consumer<Measurement> each) throws InterruptedException {
+        return run(World.single(), device, p, repeats, warmup, PAYLOAD, each);
     }
 
     /**
-     * Measure {@code repeats} timed runs of {@code p} after two warm-up runs of {@code warmup} messages
-     * per thread. {@code each} receives every measurement as it is made.
+     * Measure {@code repeats} timed runs of {@code p} with {@code payload}-byte writes after two warm-up
+     * runs of {@code warmup} messages per thread. One rank: sender and receiver managers in this
+     * process. Two ranks: the sender threads on rank 0, the receiver on rank 1, connected with the
+     * addresses the world all-gathers; rank 1 waits at a barrier while rank 0 measures, and only
+     * rank 0 gets measurements. {@code each} receives every measurement as it is made.
      */
-    public static List<Measurement> run(Device device, SweepPoint p, int repeats, long warmup,
+    public static List<Measurement> run(World world, Device device, SweepPoint p, int repeats, long warmup, int payload,
                                         java.util.function.Consumer<Measurement> each) throws InterruptedException {
+        if (world.size() > 2) {
+            throw new IllegalArgumentException("the sweep runs on 1 rank or on 2 (sender, receiver), not " + world.size());
+        }
         SharingConfig cfg = SharingConfig.parse(p.sharing());
-        EndpointOptions opts = options(p, device.capabilities());
-        List<Measurement> out = new ArrayList<>();
+        EndpointOptions opts = options(p, device.capabilities(), payload);
+        if (world.size() == 2) {
+            try (EndpointManager mine = EndpointManager.open(device, cfg, p.threads(), opts)) {
+                byte[][] all = world.allgather(mine.address());
+                mine.connect(all[1 - world.rank()]);
+                world.barrier(); // both sides' receives are posted
+                try {
+                    return world.rank() == 0 ? measure(mine, p, repeats, warmup, payload, 2, each) : List.of();
+                } finally {
+                    world.barrier(); // the receiver's memory stays until the sender is done
+                }
+            }
+        }
         try (EndpointManager sender = EndpointManager.open(device, cfg, p.threads(), opts);
              EndpointManager receiver = EndpointManager.open(device, cfg, p.threads(), opts)) {
             sender.connect(receiver);
-            ResourceUsage resources = sender.resources();
-            String notes = sender.substitutions().stream().map(Substitution::toString).collect(Collectors.joining("; "));
-            Endpoint[] eps = new Endpoint[p.threads()];
-            // Warm-up and repeats run on the same threads, which keep their endpoints.
-            // Two warm-up rounds: the end of the first (drain, flush) takes paths the loop never took and can
-            // send compiled code back to the interpreter; the second absorbs that recompilation.
-            int warmRounds = warmup > 0 ? WARM_ROUNDS : 0;
-            int rounds = repeats + warmRounds;
-            // Each thread stamps its own start and end: the timed span is from the first thread's start
-            // to the last thread's end, independent of when the coordinating thread gets scheduled.
-            long[][] begin = new long[rounds][p.threads()];
-            long[][] finish = new long[rounds][p.threads()];
-            CyclicBarrier start = new CyclicBarrier(p.threads() + 1);
-            CyclicBarrier end = new CyclicBarrier(p.threads() + 1);
-            AtomicReference<Throwable> failure = new AtomicReference<>();
-            List<Thread> threads = new ArrayList<>();
-            for (int t = 0; t < p.threads(); t++) {
-                int idx = t;
-                Thread th = Thread.ofPlatform().name("sender-" + t).unstarted(() -> {
-                    Endpoint ep = null;
-                    try {
-                        ep = sender.acquire();
-                        eps[idx] = ep;
-                        Completion c = new Completion();
-                        for (int r = 0; r < rounds; r++) {
-                            start.await();
-                            long n = r < warmRounds ? warmup : p.messages();
-                            begin[r][idx] = System.nanoTime();
-                            sendAll(ep, c, n, idx);
-                            finish[r][idx] = System.nanoTime();
-                            end.await();
+            return measure(sender, p, repeats, warmup, payload, 1, each);
+        }
+    }
+
+    private static List<Measurement> measure(EndpointManager sender, SweepPoint p, int repeats, long warmup, int payload,
+                                             int ranks, java.util.function.Consumer<Measurement> each)
+            throws InterruptedException {
+        List<Measurement> out = new ArrayList<>();
+        ResourceUsage resources = sender.resources();
+        String notes = sender.substitutions().stream().map(Substitution::toString).collect(Collectors.joining("; "));
+        Endpoint[] eps = new Endpoint[p.threads()];
+        // Warm-up and repeats run on the same threads, which keep their endpoints.
+        // Two warm-up rounds: the end of the first (drain, flush) takes paths the loop never took and can
+        // send compiled code back to the interpreter; the second absorbs that recompilation.
+        int warmRounds = warmup > 0 ? WARM_ROUNDS : 0;
+        int rounds = repeats + warmRounds;
+        // Each thread stamps its own start and end: the timed span is from the first thread's start
+        // to the last thread's end, independent of when the coordinating thread gets scheduled.
+        long[][] begin = new long[rounds][p.threads()];
+        long[][] finish = new long[rounds][p.threads()];
+        CyclicBarrier start = new CyclicBarrier(p.threads() + 1);
+        CyclicBarrier end = new CyclicBarrier(p.threads() + 1);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < p.threads(); t++) {
+            int idx = t;
+            Thread th = Thread.ofPlatform().name("sender-" + t).unstarted(() -> {
+                Endpoint ep = null;
+                try {
+                    ep = sender.acquire();
+                    eps[idx] = ep;
+                    Completion c = new Completion();
+                    for (int r = 0; r < rounds; r++) {
+                        start.await();
+                        long n = r < warmRounds ? warmup : p.messages();
+                        begin[r][idx] = System.nanoTime();
+                        sendAll(ep, c, n, idx, payload);
+                        finish[r][idx] = System.nanoTime();
+                        end.await();
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                    start.reset();
+                    end.reset();
+                } finally {
+                    if (ep != null) {
+                        try {
+                            sender.release(ep);
+                        } catch (RuntimeException e) {
+                            failure.compareAndSet(null, e);
                         }
-                    } catch (Throwable e) {
-                        failure.compareAndSet(null, e);
-                        start.reset();
-                        end.reset();
-                    } finally {
-                        if (ep != null) {
-                            try {
-                                sender.release(ep);
-                            } catch (RuntimeException e) {
-                                failure.compareAndSet(null, e);
-                            }
-                        }
                     }
-                });
-                threads.add(th);
-                th.start();
-            }
-            try {
-                for (int r = 0; r < rounds; r++) {
-                    start.await(5, TimeUnit.MINUTES);
-                    end.await(5, TimeUnit.MINUTES);
-                    long first = Long.MAX_VALUE;
-                    long last = Long.MIN_VALUE;
-                    for (int t = 0; t < p.threads(); t++) {
-                        first = Math.min(first, begin[r][t]);
-                        last = Math.max(last, finish[r][t]);
-                    }
-                    long nanos = last - first;
-                    if (r < warmRounds) {
-                        continue;
-                    }
-                    int rep = r - warmRounds + 1;
-                    Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes);
-                    out.add(m);
-                    each.accept(m);
                 }
-            } catch (BrokenBarrierException | TimeoutException e) {
-                Throwable f = failure.get();
-                throw new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed: "
-                        + (f != null ? f : e), f != null ? f : e);
-            } finally {
-                for (Thread th : threads) {
-                    th.join(TimeUnit.SECONDS.toMillis(30));
+            });
+            threads.add(th);
+            th.start();
+        }
+        try {
+            for (int r = 0; r < rounds; r++) {
+                start.await(5, TimeUnit.MINUTES);
+                end.await(5, TimeUnit.MINUTES);
+                long first = Long.MAX_VALUE;
+                long last = Long.MIN_VALUE;
+                for (int t = 0; t < p.threads(); t++) {
+                    first = Math.min(first, begin[r][t]);
+                    last = Math.max(last, finish[r][t]);
                 }
+                long nanos = last - first;
+                if (r < warmRounds) {
+                    continue;
+                }
+                int rep = r - warmRounds + 1;
+                Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes, ranks,
+                        payload);
+                out.add(m);
+                each.accept(m);
             }
+        } catch (BrokenBarrierException | TimeoutException e) {
             Throwable f = failure.get();
-            if (f != null) {
-                throw new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed: " + f, f);
+            throw new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed: "
+                    + (f != null ? f : e), f != null ? f : e);
+        } finally {
+            for (Thread th : threads) {
+                th.join(TimeUnit.SECONDS.toMillis(30));
             }
+        }
+        Throwable f = failure.get();
+        if (f != null) {
+            throw new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed: " + f, f);
         }
         return out;
     }
 
     /** One thread's loop: post n writes, poll when the queue is full, then wait for every completion. */
-    private static void sendAll(Endpoint ep, Completion c, long n, int thread) {
-        int offset = (thread & 7) * PAYLOAD; // distinct bytes per thread within the endpoint's own buffer
+    private static void sendAll(Endpoint ep, Completion c, long n, int thread, int payload) {
+        int offset = (thread & 7) * payload; // distinct bytes per thread within the endpoint's own buffer
         for (long i = 0; i < n; i++) {
             int rc;
-            while ((rc = ep.write(i, offset, PAYLOAD, offset)) == SendPath.EAGAIN) {
+            while ((rc = ep.write(i, offset, payload, offset)) == SendPath.EAGAIN) {
                 reap(ep, c);
             }
             if (rc != 0) {

@@ -6,6 +6,7 @@ import dev.scalep.bench.ResultsWriter;
 import dev.scalep.bench.SweepPlan;
 import dev.scalep.bench.SweepPoint;
 import dev.scalep.bench.SweepRunner;
+import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import me.tongfei.progressbar.ProgressBar;
@@ -33,7 +34,8 @@ import java.util.concurrent.Callable;
                 "  scalep sweep --threads 1,2,4,8,16 --categories 2x-dynamic,static,mpi-threads --repeat 5",
                 "  scalep sweep --without postlist --without unsignaled",
                 "  scalep sweep --share qp --ways 1,2,4,8,16 --threads 16",
-                "  scalep sweep --policy policies/catalog/recommended-mlx5.yaml"})
+                "  scalep sweep --policy policies/catalog/recommended-mlx5.yaml",
+                "  mpirun -np 2 ./scalep sweep --quick   (sender threads on rank 0, receiver on rank 1)"})
 final class SweepCommand implements Callable<Integer> {
     @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}, the embedded simulator).")
     String device = Devices.DEFAULT;
@@ -88,16 +90,40 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "No progress bar (there is none anyway when the output is not a terminal).")
     boolean noProgress;
 
+    @Option(names = "--size", paramLabel = "BYTES", description = "Payload of each RDMA write (default ${DEFAULT-VALUE}, the research's message size).")
+    int size = SweepRunner.PAYLOAD;
+
+    /** Rank 0 prints and writes the results; under a launcher the other rank is silent. */
+    private java.io.PrintStream say = System.out;
+
     @Override
     public Integer call() throws Exception {
+        if (size < 1 || size > (1 << 20)) {
+            throw new UserException("--size must be in 1..1048576 bytes: " + size);
+        }
         Device dev = Devices.byName(device);
         SweepPlan plan = SweepPlan.build(new SweepPlan.Request(dev, threads, categories, policy, messages, postlist,
                 unsignaled, depth, without, share, ways, qpMode, repeat, quick));
-        System.out.println("scalep sweep on " + dev.name() + ": " + plan.points().size() + " configurations x "
+        try (World world = World.open()) {
+            if (world.size() > 2) {
+                throw new UserException("the sweep runs on one rank, or on two (sender threads on rank 0, receiver on rank 1): "
+                        + "launch it with mpirun -np 2, not " + world.size());
+            }
+            if (world.rank() != 0) {
+                say = new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
+            }
+            return sweep(world, dev, plan);
+        }
+    }
+
+    private int sweep(World world, Device dev, SweepPlan plan) throws Exception {
+        boolean lead = world.rank() == 0;
+        say.println("scalep sweep on " + dev.name() + (world.size() == 2 ? ", sender threads on rank 0, receiver on rank 1" : "")
+                + ": " + plan.points().size() + " configurations x "
                 + plan.repeats() + " repeats (+2 warm-up runs each), " + plan.messagesPerConfiguration() + " messages per configuration, p="
-                + postlist + " q=" + unsignaled + " d=" + depth);
+                + postlist + " q=" + unsignaled + " d=" + depth + ", " + size + "-byte writes");
         for (String n : plan.notes()) {
-            System.out.println("  note: " + n);
+            say.println("  note: " + n);
         }
         List<Measurement> all = new ArrayList<>();
         long totalUnits = (long) plan.points().size() * plan.repeats();
@@ -108,46 +134,46 @@ final class SweepCommand implements Callable<Integer> {
         // JIT warm-up before anything is timed: every distinct sharing level and variant runs once at the
         // largest thread count, so that the data path of each send path (exclusive, locked, combining)
         // is compiled before the first measurement (each configuration also gets its own warm-up run).
-        System.out.print("warming up the JIT ...");
-        System.out.flush();
+        say.print("warming up the JIT ...");
+        say.flush();
         java.util.Map<String, SweepPoint> warm = new java.util.LinkedHashMap<>();
         int maxThreads = plan.points().stream().mapToInt(SweepPoint::threads).max().orElse(1);
         for (SweepPoint p : plan.points()) {
             warm.putIfAbsent(p.sharing() + "|" + p.variant(), p);
         }
         for (SweepPoint p : warm.values()) {
-            SweepRunner.run(dev, new SweepPoint(p.device(), "jvm warm-up", p.sharing(), maxThreads, p.postlist(),
+            SweepRunner.run(world, dev, new SweepPoint(p.device(), "jvm warm-up", p.sharing(), maxThreads, p.postlist(),
                     p.unsignaled(), p.depth(), Math.max(5_000, 400_000 / maxThreads),
                     p.inline(), p.blueFlame(), p.shareAxis(),
-                    p.ways(), p.variant()), 1, 0, m -> { });
+                    p.ways(), p.variant()), 1, 0, size, m -> { });
         }
         awaitJitQuiet();
-        System.out.println(" done");
-        System.out.printf("%n%-30s %7s %6s %4s %4s %10s %8s %5s %5s %6s %6s %10s%n", "LEVEL", "VARIANT", "THREADS", "P", "Q",
+        say.println(" done");
+        say.printf("%n%-30s %7s %6s %4s %4s %10s %8s %5s %5s %6s %6s %10s%n", "LEVEL", "VARIANT", "THREADS", "P", "Q",
                 "MMSG/S", "SECONDS", "QPS", "CQS", "UARPG", "UUARS", "MEMORY");
 
         // A progress bar only on a terminal: redirected to a file it would be a wall of redraws.
         java.io.Console console = System.console();
         boolean terminal = console != null && console.isTerminal();
-        ProgressBar pb = noProgress || !terminal ? null : pbb.build();
+        ProgressBar pb = noProgress || !terminal || !lead ? null : pbb.build();
         try {
             for (SweepPoint p : plan.points()) {
                 if (pb != null) {
                     pb.setExtraMessage(p.label() + " x" + p.threads());
                 }
-                SweepRunner.run(dev, p, plan.repeats(), Math.max(1, p.messages() / 2), m -> {
+                SweepRunner.run(world, dev, p, plan.repeats(), Math.max(1, p.messages() / 2), size, m -> {
                     all.add(m);
                     if (pb != null) {
                         pb.step();
                         System.err.print("\r\033[2K"); // clear the bar's line; it redraws below the row
                         System.err.flush();
                     }
-                    System.out.printf("%-30s %7s %6d %4d %4d %10.3f %8.3f %5d %5d %6d %6d %10s%n", trim(p.label(), 30),
+                    say.printf("%-30s %7s %6d %4d %4d %10.3f %8.3f %5d %5d %6d %6d %10s%n", trim(p.label(), 30),
                             p.variant(), p.threads(), p.postlist(), p.unsignaled(), m.mmsgPerSec(), m.seconds(),
                             m.resources().qps(), m.resources().cqs(), m.resources().uarPages(), m.resources().uuars(),
                             bytes(m.resources().memoryBytes()));
                     if (m.notes() != null && !m.notes().isEmpty() && m.repeat() == 1) {
-                        System.out.println("    substituted: " + m.notes());
+                        say.println("    substituted: " + m.notes());
                     }
                 });
             }
@@ -164,20 +190,24 @@ final class SweepCommand implements Callable<Integer> {
         settings.put("messagesPerConfiguration", plan.messagesPerConfiguration());
         settings.put("warmupMessages", "half of a repeat's, per configuration");
         settings.put("repeats", plan.repeats());
-        settings.put("payloadBytes", SweepRunner.PAYLOAD);
+        settings.put("payloadBytes", size);
+        settings.put("ranks", world.size());
         settings.put("notes", plan.notes());
+        if (!lead) {
+            return 0;
+        }
         ResultsWriter.write(out, all, settings);
         List<Path> charts = Charts.write(out, all);
-        System.out.println();
-        System.out.println("median over repeats:");
+        say.println();
+        say.println("median over repeats:");
         for (Map<String, Object> row : ResultsWriter.summary(all)) {
-            System.out.printf("  %-30s %-14s %3s threads  %9.3f Mmsg/s  (min %.3f, max %.3f)%n", trim((String) row.get("category"), 30),
+            say.printf("  %-30s %-14s %3s threads  %9.3f Mmsg/s  (min %.3f, max %.3f)%n", trim((String) row.get("category"), 30),
                     row.get("variant"), row.get("threads"), row.get("mmsgPerSec"), row.get("mmsgPerSecMin"), row.get("mmsgPerSecMax"));
         }
-        System.out.println();
-        System.out.println("wrote " + out.resolve("results.csv") + ", " + out.resolve("results.json"));
+        say.println();
+        say.println("wrote " + out.resolve("results.csv") + ", " + out.resolve("results.json"));
         for (Path c : charts) {
-            System.out.println("wrote " + c);
+            say.println("wrote " + c);
         }
         return 0;
     }

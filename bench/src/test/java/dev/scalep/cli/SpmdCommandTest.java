@@ -34,7 +34,8 @@ class SpmdCommandTest {
                 {"spmd", "--ranks", "2", "--threads", "0"},
                 {"spmd", "--ranks", "2", "--rounds", "0"},
                 {"spmd", "--ranks", "2", "--category", "bogus"},
-                {"spmd", "--ranks", "2", "--device", "nope"}}) {
+                {"spmd", "--ranks", "2", "--device", "nope"},
+                {"sweep", "--size", "0"}}) {
             SweepCommandTest.Run r = SweepCommandTest.run(args);
             assertEquals(2, r.rc(), String.join(" ", args) + ": " + r.out() + r.err());
             assertEquals(1, r.err().strip().lines().count(), r.err());
