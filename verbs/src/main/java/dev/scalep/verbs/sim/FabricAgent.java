@@ -93,7 +93,8 @@ final class FabricAgent implements MessageHandler, Runnable {
 
     /** Execute what is queued for this process; 0 when another thread is draining. */
     int drain() {
-        if (failure != null || !draining.compareAndSet(false, true)) {
+        if (failure != null || inbound.producerPosition() == inbound.consumerPosition()
+                || !draining.compareAndSet(false, true)) {
             return 0;
         }
         try {
@@ -150,7 +151,8 @@ final class FabricAgent implements MessageHandler, Runnable {
             return; // no one to answer, or a request of a QP that has since failed or been reset
         }
         int st;
-        if (op < 0 || op >= OPS.length || ty < 0 || ty >= TYPES.length || len < 0 || len > length - REQ_DATA) {
+        if (op < 0 || op >= OPS.length || ty < 0 || ty >= TYPES.length || len < 0 || len > length - REQ_DATA
+                || (long) i + REQ_DATA + len > FabricLayout.RING_CAPACITY) {
             st = WcStatus.REM_INV_REQ_ERR;
         } else {
             st = deliver(src, dst, OPS[op], TYPES[ty], b.getInt(i + REQ_IMM), b.getLong(i + REQ_RADDR),
@@ -160,15 +162,19 @@ final class FabricAgent implements MessageHandler, Runnable {
             return;
         }
         ManyToOneRingBuffer r = fabric.ring(srcProc);
-        int at = r.tryClaim(MSG_RESPONSE, RSP_BYTES);
-        if (at > 0) {
-            UnsafeBuffer rb = (UnsafeBuffer) r.buffer();
-            rb.putInt(at + RSP_DST, src);
-            rb.putInt(at + RSP_SLOT, b.getInt(i + REQ_SLOT));
-            rb.putLong(at + RSP_SEQ, b.getLong(i + REQ_SEQ));
-            rb.putInt(at + RSP_STATUS, st);
-            r.commit(at);
-        } // a full ring loses the answer: the initiator's retry timer turns it into RETRY_EXC_ERR
+        try {
+            int at = r.tryClaim(MSG_RESPONSE, RSP_BYTES);
+            if (at > 0) {
+                UnsafeBuffer rb = (UnsafeBuffer) r.buffer();
+                rb.putInt(at + RSP_DST, src);
+                rb.putInt(at + RSP_SLOT, b.getInt(i + REQ_SLOT));
+                rb.putLong(at + RSP_SEQ, b.getLong(i + REQ_SEQ));
+                rb.putInt(at + RSP_STATUS, st);
+                r.commit(at);
+            }
+        } catch (RuntimeException corrupt) {
+            // a scribbled ring at the initiator: the answer is lost
+        } // a lost answer: the initiator's retry timer turns it into RETRY_EXC_ERR
     }
 
     /** Execute one request at local QP dst: the status the initiator completes with (or RNR). */
@@ -211,20 +217,15 @@ final class FabricAgent implements MessageHandler, Runnable {
                 return WcStatus.SUCCESS;
             }
             long need = len + (ud ? 40 : 0);
-            int recvProt = q.capacityOf(r) < need ? WcStatus.LOC_LEN_ERR : SimQp.checkRecv(q, r, t);
-            if (recvProt != 0) {
-                q.pop();
-                t.recvCq.push(rid, recvProt, WcOpcode.RECV, 0, 0, false, t.qpn, src);
-                if (ud) {
-                    return WcStatus.SUCCESS;
-                }
-                failTarget = true;
-                result = recvProt == WcStatus.LOC_LEN_ERR ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
+            int fault = SimEngine.receiveFault(q, r, t, need, ud, src);
+            if (fault != SimEngine.FIT) {
+                failTarget = !ud;
+                result = fault;
             } else {
                 if (ud) {
-                    SimQp.scatterSegment(q, r, 0, dev.grh, 0, 40, t.dev);
+                    SimEngine.scatterSegment(q, r, 0, dev.grh, 0, 40, t.dev);
                 }
-                SimQp.scatterSegment(q, r, ud ? 40 : 0, data, dataOff, len, t.dev);
+                SimEngine.scatterSegment(q, r, ud ? 40 : 0, data, dataOff, len, t.dev);
                 q.pop();
                 boolean hasImm = o == Opcode.SEND_WITH_IMM;
                 t.recvCq.push(rid, WcStatus.SUCCESS, WcOpcode.RECV, (int) need, hasImm ? imm : 0, hasImm, t.qpn, src);
@@ -234,7 +235,6 @@ final class FabricAgent implements MessageHandler, Runnable {
             q.lock.unlock();
         }
         if (failTarget) {
-            t.moveToError();
             t.nudge();
         }
         return result;

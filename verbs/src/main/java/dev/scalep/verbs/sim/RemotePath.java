@@ -94,13 +94,14 @@ final class RemotePath {
                 st = WcStatus.REM_ACCESS_ERR;
             } else {
                 MemorySegment m = mem.peer(procOfQpn(dqpn), (int) scratch[1]);
+                // bounds come from the mapping itself, never from the directory entry alone
                 long off = scratch[0];
                 if (m == null || off > m.byteSize() - len) {
                     st = WcStatus.REM_ACCESS_ERR;
                 } else if (read) {
-                    qp.scatterFrom(s, m, off);
+                    qp.eng.scatterFrom(s, m, off);
                 } else {
-                    qp.gather(s, 0, m, off, len);
+                    qp.eng.gather(s, 0, m, off, len);
                 }
             }
         }
@@ -112,10 +113,14 @@ final class RemotePath {
 
     private void notifyAccessError(int dqpn) {
         ManyToOneRingBuffer r = fabric.ring(procOfQpn(dqpn));
-        int i = r.tryClaim(MSG_ACCESS_ERROR, 4);
-        if (i > 0) {
-            r.buffer().putInt(i, dqpn);
-            r.commit(i);
+        try {
+            int i = r.tryClaim(MSG_ACCESS_ERROR, 4);
+            if (i > 0) {
+                r.buffer().putInt(i, dqpn);
+                r.commit(i);
+            }
+        } catch (RuntimeException corrupt) {
+            // the peer's ring is scribbled: the notice is lost, as a packet to a broken node
         }
     }
 
@@ -125,7 +130,12 @@ final class RemotePath {
             if (st != 0) {
                 return qp.type == QpType.UD ? WcStatus.SUCCESS : st;
             }
-            int claimed = send(s, o, dqpn);
+            int claimed;
+            try {
+                claimed = send(s, o, dqpn);
+            } catch (RuntimeException corrupt) { // the peer's ring trailer is scribbled: nothing gets through
+                return qp.type == QpType.UD ? WcStatus.SUCCESS : WcStatus.RETRY_EXC_ERR;
+            }
             if (qp.type == QpType.UD) {
                 return WcStatus.SUCCESS; // a datagram: the sender never learns what became of it
             }
@@ -190,7 +200,7 @@ final class RemotePath {
         b.putInt(i + REQ_LEN, (int) len);
         b.putInt(i + REQ_INC, qp.incarnation);
         long at = area(procOfQpn(dqpn)) + i + REQ_DATA;
-        qp.gather(s, 0, fabric.segment, at, len);
+        qp.eng.gather(s, 0, fabric.segment, at, len);
         r.commit(i);
         return 1;
     }

@@ -19,9 +19,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 /**
- * A simulated RDMA device and its fabric. Every QP, MR and AH of every context opened on one
- * device object lives in the device's tables, so two contexts (two "processes") on the same
- * device reach each other by QPN and rkey. Thread-safe.
+ * A simulated RDMA device. Every QP, MR and AH of every context opened on one device object lives
+ * in the device's tables, so two contexts on the same device object reach each other by QPN and
+ * rkey in process. A device with a job ({@link #mlx5(String)}, the registered ones) also joins the
+ * job's fabric segment while it has open contexts ({@link Fabric}): QPs and MRs of other processes
+ * of the same user are then reached through it. Thread-safe.
  *
  * <p>Two personalities: {@link #mlx5()} (ConnectX: RC/UD, in order, UARs/uUARs, thread domains,
  * BlueFlame) and {@link #efa()} (SRD/UD, out-of-order delivery within a seeded window, extended
@@ -74,6 +76,13 @@ public final class SimDevice implements Device {
         gid[1] = (byte) 0x80;
         gid[14] = (byte) 0x5c;
         gid[15] = (byte) gidTail;
+        if (job != null) { // the fabric is the subnet: its job names the GID's interface id
+            int h = Fabric.sanitize(job).hashCode();
+            gid[8] = (byte) (h >>> 24);
+            gid[9] = (byte) (h >>> 16);
+            gid[10] = (byte) (h >>> 8);
+            gid[11] = (byte) h;
+        }
         this.efaSeed = seed;
         this.efaWindow = window;
         this.grh = Arena.ofAuto().allocate(40, 8);
@@ -197,6 +206,11 @@ public final class SimDevice implements Device {
 
     byte[] gid() {
         return gid.clone();
+    }
+
+    /** Whether a peer's address is on this device's fabric (same device name and GID). */
+    boolean reaches(dev.scalep.verbs.QpAddress a) {
+        return a.device().equals(name) && java.util.Arrays.equals(a.gid(), gid);
     }
 
     @Override

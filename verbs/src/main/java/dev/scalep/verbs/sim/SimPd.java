@@ -273,7 +273,7 @@ final class SimPd implements ProtectionDomain {
     public AddressHandle createAh(QpAddress destination) {
         synchronized (ctx.ctl) {
             checkOpen();
-            if (destination == null || !destination.device().equals(dev())) {
+            if (destination == null || !ctx.device.reaches(destination)) {
                 throw new VerbsException("ibv_create_ah", Errno.EINVAL, dev(),
                         "destination " + destination + " is not reachable from " + dev());
             }

@@ -1,0 +1,275 @@
+package dev.scalep.verbs.sim;
+
+import dev.scalep.verbs.Access;
+import dev.scalep.verbs.CompletionQueue;
+import dev.scalep.verbs.Context;
+import dev.scalep.verbs.CqOptions;
+import dev.scalep.verbs.Errno;
+import dev.scalep.verbs.MemoryRegion;
+import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.ProtectionDomain;
+import dev.scalep.verbs.QpInitAttr;
+import dev.scalep.verbs.QpType;
+import dev.scalep.verbs.QueuePair;
+import dev.scalep.verbs.RecvWorkRequests;
+import dev.scalep.verbs.SendFlags;
+import dev.scalep.verbs.SendWorkRequests;
+import dev.scalep.verbs.VerbsException;
+import dev.scalep.verbs.WcStatus;
+import dev.scalep.verbs.WorkCompletions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.SplittableRandom;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The fabric's isolation and hostile-memory rules, with two device objects of this JVM standing for
+ * two processes (each has its own process entry, directories, ring and shared files): 0600 files
+ * named by user, device and job, removed on close; jobs that cannot reach each other; unmappable
+ * memory refused for remote access; closed processes unreachable; a scribbled segment answered with
+ * error statuses or a clear exception, never a crash or a write outside a registered region.
+ */
+@Timeout(120)
+class SimFabricTest {
+    static {
+        System.setProperty("scalep.sim.retryTimeoutMillis", "300");
+    }
+
+    private static String job(String what) {
+        return "test-fabric-" + what + "-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+    }
+
+    private static Path segment(SimDevice d) {
+        return Path.of(Fabric.DIR, "scalep-" + Fabric.currentUid() + "-mlx5-" + Fabric.sanitize(d.job()));
+    }
+
+    /** One side: context, PD, CQ, RC QP, 64 KiB of PD memory registered for RDMA. */
+    static final class Side implements AutoCloseable {
+        final Context ctx;
+        final ProtectionDomain pd;
+        final CompletionQueue cq;
+        final QueuePair qp;
+        final MemorySegment mem;
+        final MemoryRegion mr;
+
+        Side(SimDevice d) {
+            ctx = d.open();
+            pd = ctx.allocPd();
+            cq = ctx.createCq(CqOptions.of(256));
+            qp = pd.createQp(QpInitAttr.of(QpType.RC, cq, 64));
+            mem = pd.allocate(65536, 4096);
+            mr = pd.register(mem, Access.ALL_RDMA);
+        }
+
+        int post(Opcode op, long off, int len, long raddr, int rkey) {
+            try (SendWorkRequests w = new SendWorkRequests(1, 1)) {
+                int i = w.add(7, op, SendFlags.SIGNALED);
+                w.sge(i, mr, off, len);
+                if (op.isRdma()) {
+                    w.rdma(i, raddr, rkey);
+                }
+                return qp.postSend(w);
+            }
+        }
+
+        /** The next completion's status (bounded wait), or -1 when none came. */
+        int status() {
+            try (WorkCompletions wc = new WorkCompletions(1)) {
+                long deadline = System.nanoTime() + 20_000_000_000L;
+                while (System.nanoTime() < deadline) {
+                    int n = cq.poll(wc, 1);
+                    if (n == 1) {
+                        return wc.status(0);
+                    }
+                    if (n < 0) {
+                        return n;
+                    }
+                    Thread.onSpinWait();
+                }
+            }
+            return -1;
+        }
+
+        @Override
+        public void close() {
+            ctx.close();
+        }
+    }
+
+    private static void connect(Side a, Side b) {
+        a.qp.connect(b.qp.address(), Access.ALL_RDMA, 7);
+        b.qp.connect(a.qp.address(), Access.ALL_RDMA, 7);
+    }
+
+    @Test
+    void segmentIsTheUsersOnlyAndRemovedOnClose() throws IOException {
+        SimDevice d = SimDevice.mlx5(job("close"));
+        Path seg = segment(d);
+        try (Side s = new Side(d)) {
+            assertTrue(Files.exists(seg));
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(seg)));
+            assertTrue(d.fabricSlot() > 0);
+            assertTrue(Files.exists(Path.of(Fabric.DIR, d.sharedFilePrefix() + "m0")), "PD memory is a shared file");
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(
+                    Path.of(Fabric.DIR, d.sharedFilePrefix() + "m0"))));
+        }
+        assertFalse(Files.exists(seg), "the last process removes the segment");
+        assertEquals(0, CrossProcessTest.count(Path.of(Fabric.DIR), "scalep-" + Fabric.currentUid() + "-mlx5-"
+                + Fabric.sanitize(d.job()) + "-"), "and every shared file");
+    }
+
+    @Test
+    void aSegmentOthersCouldOpenIsRefused() throws IOException {
+        SimDevice d = SimDevice.mlx5(job("mode"));
+        Path seg = segment(d);
+        Files.createFile(seg, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")));
+        try {
+            VerbsException e = assertThrows(VerbsException.class, d::open);
+            assertEquals(Errno.EACCES, e.errno());
+            assertTrue(e.getMessage().contains("ibv_open_device") && e.getMessage().contains("rw-------"),
+                    e.getMessage());
+        } finally {
+            Files.deleteIfExists(seg);
+        }
+    }
+
+    @Test
+    void jobsDoNotReachEachOther() {
+        try (Side a = new Side(SimDevice.mlx5(job("x"))); Side b = new Side(SimDevice.mlx5(job("y")))) {
+            a.qp.init(Access.ALL_RDMA);
+            VerbsException e = assertThrows(VerbsException.class, () -> a.qp.readyToReceive(b.qp.address()));
+            assertTrue(e.getMessage().contains("ibv_modify_qp") && e.getMessage().contains("not on this fabric"),
+                    e.getMessage());
+            assertThrows(VerbsException.class, () -> a.pd.createAh(b.qp.address()));
+        }
+    }
+
+    @Test
+    void remoteAccessToUnmappableMemoryIsRefusedAtRegistration() {
+        try (Side a = new Side(SimDevice.mlx5(job("reg"))); Arena arena = Arena.ofConfined()) {
+            MemorySegment heapless = arena.allocate(4096, 64);
+            VerbsException e = assertThrows(VerbsException.class, () -> a.pd.register(heapless, Access.ALL_RDMA));
+            assertEquals(Errno.EINVAL, e.errno());
+            assertTrue(e.getMessage().contains("ibv_reg_mr") && e.getMessage().contains("no other process can map"),
+                    e.getMessage());
+            a.pd.register(heapless, Access.LOCAL_WRITE).close(); // local access needs no sharing
+        }
+    }
+
+    @Test
+    void aClosedProcessIsUnreachable() {
+        String job = job("closed");
+        try (Side a = new Side(SimDevice.mlx5(job))) {
+            Side b = new Side(SimDevice.mlx5(job));
+            connect(a, b);
+            assertEquals(0, a.post(Opcode.RDMA_WRITE, 0, 8, b.mr.address(), b.mr.rkey()));
+            assertEquals(WcStatus.SUCCESS, a.status());
+            b.close();
+            assertEquals(0, a.post(Opcode.RDMA_WRITE, 0, 8, b.mr.address(), b.mr.rkey()));
+            assertEquals(WcStatus.RETRY_EXC_ERR, a.status(), "its QP is gone from the directory");
+        }
+    }
+
+    @Test
+    void scribbledDirectoriesGiveErrorStatusesAndNoStrayWrites() throws IOException {
+        String job = job("scribble");
+        SimDevice db = SimDevice.mlx5(job);
+        try (Side a = new Side(SimDevice.mlx5(job)); Side b = new Side(db);
+             FileChannel ch = FileChannel.open(segment(db), StandardOpenOption.READ, StandardOpenOption.WRITE);
+             Arena arena = Arena.ofConfined()) {
+            MemorySegment fab = ch.map(FileChannel.MapMode.READ_WRITE, 0, FabricLayout.FILE_BYTES, arena);
+            int p = db.fabricSlot();
+            long mrEntry = FabricLayout.mrEntry(p, b.mr.rkey());
+            // an MR entry claiming 1 TiB: a write past the shared file is refused, not performed
+            fab.set(JAVA_LONG_UNALIGNED, mrEntry + FabricLayout.MR_LENGTH, 1L << 40);
+            connect(a, b);
+            assertEquals(0, a.post(Opcode.RDMA_WRITE, 0, 8, b.mr.address() + (1 << 20), b.mr.rkey()));
+            assertEquals(WcStatus.REM_ACCESS_ERR, a.status());
+            b.qp.reset();
+            a.qp.reset();
+            connect(a, b);
+            // a file number no one created
+            fab.set(JAVA_LONG_UNALIGNED, mrEntry + FabricLayout.MR_LENGTH, 65536);
+            fab.set(JAVA_INT_UNALIGNED, mrEntry + FabricLayout.MR_FILE, 31_000);
+            assertEquals(0, a.post(Opcode.RDMA_WRITE, 0, 8, b.mr.address(), b.mr.rkey()));
+            assertEquals(WcStatus.REM_ACCESS_ERR, a.status());
+            b.qp.reset();
+            a.qp.reset();
+            connect(a, b);
+            // a QP state no QP has
+            fab.set(JAVA_INT_UNALIGNED, FabricLayout.qpEntry(p, b.qp.qpNum()) + FabricLayout.QP_STATE, 77);
+            assertEquals(0, a.post(Opcode.RDMA_WRITE, 0, 8, b.mr.address(), b.mr.rkey()));
+            assertEquals(WcStatus.RETRY_EXC_ERR, a.status());
+            for (long i = 0; i < 65536; i++) {
+                assertEquals(0, b.mem.get(JAVA_BYTE, i), "nothing was written into the target");
+            }
+        }
+    }
+
+    @Test
+    void randomScribblesOverAPeersAreaNeverCrash() throws IOException {
+        String job = job("random");
+        SimDevice db = SimDevice.mlx5(job);
+        SplittableRandom rnd = new SplittableRandom(11);
+        try (Side a = new Side(SimDevice.mlx5(job)); Side b = new Side(db);
+             FileChannel ch = FileChannel.open(segment(db), StandardOpenOption.READ, StandardOpenOption.WRITE);
+             Arena arena = Arena.ofConfined(); RecvWorkRequests r = new RecvWorkRequests(8, 1)) {
+            MemorySegment fab = ch.map(FileChannel.MapMode.READ_WRITE, 0, FabricLayout.FILE_BYTES, arena);
+            connect(a, b);
+            for (int k = 0; k < 8; k++) {
+                r.sge(r.add(k), b.mr, 1024L * k, 64);
+            }
+            assertEquals(0, b.qp.postRecv(r));
+            long area = FabricLayout.area(db.fabricSlot());
+            for (int round = 0; round < 20; round++) {
+                for (int k = 0; k < 4000; k++) { // ring (trailer included), QP and MR directories
+                    long at = area + rnd.nextLong(FabricLayout.AREA_BYTES - 8);
+                    fab.set(JAVA_LONG_UNALIGNED, at, rnd.nextLong());
+                }
+                fab.set(JAVA_INT_UNALIGNED, FabricLayout.mrEntry(db.fabricSlot(), b.mr.rkey()), rnd.nextInt());
+                Opcode op = Opcode.values()[rnd.nextInt(Opcode.values().length)];
+                int rc = a.post(op, 0, 64, b.mr.address() + rnd.nextInt(65536), b.mr.rkey());
+                if (rc == 0) {
+                    int st = a.status();
+                    assertNotEquals(-1, st, "every WR completes");
+                    if (st != WcStatus.SUCCESS) {
+                        a.qp.reset();
+                        b.qp.reset();
+                        connect(a, b);
+                    }
+                }
+                try (WorkCompletions wc = new WorkCompletions(8)) {
+                    b.cq.poll(wc, 8); // the target's polls drain a scribbled ring without crashing
+                }
+            }
+        }
+    }
+
+    @Test
+    void aCorruptHeaderIsAClearError() throws IOException {
+        String job = job("header");
+        SimDevice da = SimDevice.mlx5(job);
+        try (Side a = new Side(da); FileChannel ch = FileChannel.open(segment(da), StandardOpenOption.WRITE)) {
+            ch.write(java.nio.ByteBuffer.wrap(new byte[]{1, 2, 3, 4, 5, 6, 7, 8}), 0);
+            VerbsException e = assertThrows(VerbsException.class, () -> SimDevice.mlx5(job).open());
+            assertTrue(e.getMessage().contains("not a version"), e.getMessage());
+        }
+    }
+}
