@@ -15,7 +15,8 @@ scalep_find_jdk() {
         tried+=("$cand (${v:-unknown})")
         if [ -n "$v" ] && [ "$v" -ge "$min" ] && [ -x "$(dirname "$cand")/javac" ]; then
             JAVA_HOME=$(cd "$(dirname "$cand")/.." && pwd)
-            export JAVA_HOME
+            SCALEP_JAVA_VERSION=$v
+            export JAVA_HOME SCALEP_JAVA_VERSION
             return 0
         fi
     done

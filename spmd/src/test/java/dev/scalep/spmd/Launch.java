@@ -27,6 +27,9 @@ public final class Launch {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
                 "-cp", System.getProperty("java.class.path"), main.getName()));
+        if (Runtime.version().feature() >= 23) {
+            cmd.add(1, "--sun-misc-unsafe-memory-access=allow"); // no Unsafe warning from Agrona in every rank
+        }
         cmd.addAll(List.of(args));
         return cmd;
     }
