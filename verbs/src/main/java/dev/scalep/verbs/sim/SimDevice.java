@@ -54,7 +54,7 @@ public final class SimDevice implements Device {
     private final String job;
     private final AtomicInteger pdIds = new AtomicInteger();
     private final AtomicInteger remoteWaiters = new AtomicInteger();
-    private final long retryTimeoutNanos;
+    private volatile long retryTimeoutNanos;
     private int openContexts;
     private volatile Fabric fabric;
     private volatile FabricDirectory directory;
@@ -275,6 +275,18 @@ public final class SimDevice implements Device {
 
     long retryTimeoutNanos() {
         return retryTimeoutNanos;
+    }
+
+    /**
+     * How long a two-sided WQE waits for another process's answer before it completes with
+     * RETRY_EXC_ERR (default {@code scalep.sim.retryTimeoutMillis}, 4000). Returns this device.
+     */
+    public SimDevice retryTimeoutMillis(long millis) {
+        if (millis < 1 || millis > 3_600_000) {
+            throw new IllegalArgumentException("retry timeout must be 1..3600000 ms: " + millis);
+        }
+        this.retryTimeoutNanos = millis * 1_000_000L;
+        return this;
     }
 
     /** The job this device joins, or null. */

@@ -48,12 +48,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(120)
 class SimFabricTest {
-    static {
-        System.setProperty("scalep.sim.retryTimeoutMillis", "300");
-    }
-
     private static String job(String what) {
         return "test-fabric-" + what + "-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+    }
+
+    /** A device of this test: answers that never come time out after 300 ms. */
+    private static SimDevice mlx5(String job) {
+        return SimDevice.mlx5(job).retryTimeoutMillis(300);
     }
 
     private static Path segment(SimDevice d) {
@@ -120,7 +121,7 @@ class SimFabricTest {
 
     @Test
     void segmentIsTheUsersOnlyAndRemovedOnClose() throws IOException {
-        SimDevice d = SimDevice.mlx5(job("close"));
+        SimDevice d = mlx5(job("close"));
         Path seg = segment(d);
         try (Side s = new Side(d)) {
             assertTrue(Files.exists(seg));
@@ -137,7 +138,7 @@ class SimFabricTest {
 
     @Test
     void aSegmentOthersCouldOpenIsRefused() throws IOException {
-        SimDevice d = SimDevice.mlx5(job("mode"));
+        SimDevice d = mlx5(job("mode"));
         Path seg = segment(d);
         Files.createFile(seg, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")));
         try {
@@ -152,7 +153,7 @@ class SimFabricTest {
 
     @Test
     void jobsDoNotReachEachOther() {
-        try (Side a = new Side(SimDevice.mlx5(job("x"))); Side b = new Side(SimDevice.mlx5(job("y")))) {
+        try (Side a = new Side(mlx5(job("x"))); Side b = new Side(mlx5(job("y")))) {
             a.qp.init(Access.ALL_RDMA);
             VerbsException e = assertThrows(VerbsException.class, () -> a.qp.readyToReceive(b.qp.address()));
             assertTrue(e.getMessage().contains("ibv_modify_qp") && e.getMessage().contains("not on this fabric"),
@@ -163,7 +164,7 @@ class SimFabricTest {
 
     @Test
     void remoteAccessToUnmappableMemoryIsRefusedAtRegistration() {
-        try (Side a = new Side(SimDevice.mlx5(job("reg"))); Arena arena = Arena.ofConfined()) {
+        try (Side a = new Side(mlx5(job("reg"))); Arena arena = Arena.ofConfined()) {
             MemorySegment heapless = arena.allocate(4096, 64);
             VerbsException e = assertThrows(VerbsException.class, () -> a.pd.register(heapless, Access.ALL_RDMA));
             assertEquals(Errno.EINVAL, e.errno());
@@ -176,8 +177,8 @@ class SimFabricTest {
     @Test
     void aClosedProcessIsUnreachable() {
         String job = job("closed");
-        try (Side a = new Side(SimDevice.mlx5(job))) {
-            Side b = new Side(SimDevice.mlx5(job));
+        try (Side a = new Side(mlx5(job))) {
+            Side b = new Side(mlx5(job));
             connect(a, b);
             assertEquals(0, a.post(Opcode.RDMA_WRITE, 0, 8, b.mr.address(), b.mr.rkey()));
             assertEquals(WcStatus.SUCCESS, a.status());
@@ -190,8 +191,8 @@ class SimFabricTest {
     @Test
     void scribbledDirectoriesGiveErrorStatusesAndNoStrayWrites() throws IOException {
         String job = job("scribble");
-        SimDevice db = SimDevice.mlx5(job);
-        try (Side a = new Side(SimDevice.mlx5(job)); Side b = new Side(db);
+        SimDevice db = mlx5(job);
+        try (Side a = new Side(mlx5(job)); Side b = new Side(db);
              FileChannel ch = FileChannel.open(segment(db), StandardOpenOption.READ, StandardOpenOption.WRITE);
              Arena arena = Arena.ofConfined()) {
             MemorySegment fab = ch.map(FileChannel.MapMode.READ_WRITE, 0, FabricLayout.FILE_BYTES, arena);
@@ -226,9 +227,9 @@ class SimFabricTest {
     @Test
     void randomScribblesOverAPeersAreaNeverCrash() throws IOException {
         String job = job("random");
-        SimDevice db = SimDevice.mlx5(job);
+        SimDevice db = mlx5(job);
         SplittableRandom rnd = new SplittableRandom(11);
-        try (Side a = new Side(SimDevice.mlx5(job)); Side b = new Side(db);
+        try (Side a = new Side(mlx5(job)); Side b = new Side(db);
              FileChannel ch = FileChannel.open(segment(db), StandardOpenOption.READ, StandardOpenOption.WRITE);
              Arena arena = Arena.ofConfined(); RecvWorkRequests r = new RecvWorkRequests(8, 1)) {
             MemorySegment fab = ch.map(FileChannel.MapMode.READ_WRITE, 0, FabricLayout.FILE_BYTES, arena);
@@ -265,10 +266,10 @@ class SimFabricTest {
     @Test
     void aCorruptHeaderIsAClearError() throws IOException {
         String job = job("header");
-        SimDevice da = SimDevice.mlx5(job);
+        SimDevice da = mlx5(job);
         try (Side a = new Side(da); FileChannel ch = FileChannel.open(segment(da), StandardOpenOption.WRITE)) {
             ch.write(java.nio.ByteBuffer.wrap(new byte[]{1, 2, 3, 4, 5, 6, 7, 8}), 0);
-            VerbsException e = assertThrows(VerbsException.class, () -> SimDevice.mlx5(job).open());
+            VerbsException e = assertThrows(VerbsException.class, () -> mlx5(job).open());
             assertTrue(e.getMessage().contains("not a version"), e.getMessage());
         }
     }
