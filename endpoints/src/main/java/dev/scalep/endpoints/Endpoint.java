@@ -77,6 +77,12 @@ public final class Endpoint {
     private long peerSend;
     private int peerRkey;
     private int peerBytes;
+    /** Every peer's buffers, by peer index; the selected one is copied into the four fields above. */
+    private long[] peerTargets = new long[1];
+    private long[] peerSends = new long[1];
+    private int[] peerRkeys = new int[1];
+    private int[] peerLengths = new int[1];
+    private int peerIndex;
     private int sinceSignal;
     private long posted;
 
@@ -114,11 +120,61 @@ public final class Endpoint {
         this.recvSlots = srq != null ? manager.recvSlotsPerEndpoint : recvDepth;
     }
 
-    void peer(Endpoint other) {
-        this.peerTarget = other.targetAddr;
-        this.peerSend = other.sendAddr;
-        this.peerRkey = other.mr.rkey();
-        this.peerBytes = other.bufferBytes;
+    EndpointManager manager() {
+        return manager;
+    }
+
+    /** Room for {@code n} peers (a connectionless QP that reaches several ranks). */
+    void peers(int n) {
+        peerTargets = new long[n];
+        peerSends = new long[n];
+        peerRkeys = new int[n];
+        peerLengths = new int[n];
+    }
+
+    /** Peer {@code i}'s target buffer, send buffer, rkey and their length (control path). */
+    void peer(int i, long target, long send, int rkey, int bytes) {
+        peerTargets[i] = target;
+        peerSends[i] = send;
+        peerRkeys[i] = rkey;
+        peerLengths[i] = bytes;
+        if (i == peerIndex) {
+            to(i);
+        }
+    }
+
+    /**
+     * Direct the following data-path calls to peer {@code i} (its buffers, and on a connectionless
+     * QP its address handle). An endpoint of a two-manager pair has one peer, index 0. Does not
+     * allocate; returns this endpoint.
+     */
+    public Endpoint to(int i) {
+        if (i < 0 || i >= peerRkeys.length) {
+            throw new IndexOutOfBoundsException("peer " + i + " of " + peerRkeys.length);
+        }
+        peerIndex = i;
+        peerTarget = peerTargets[i];
+        peerSend = peerSends[i];
+        peerRkey = peerRkeys[i];
+        peerBytes = peerLengths[i];
+        return this;
+    }
+
+    /** The buffers a peer needs to reach this endpoint: target and send buffer addresses, rkey, their length. */
+    long targetAddress() {
+        return targetAddr;
+    }
+
+    long sendAddress() {
+        return sendAddr;
+    }
+
+    int rkey() {
+        return mr.rkey();
+    }
+
+    int bufferBytes() {
+        return bufferBytes;
     }
 
     void bind(Thread t, boolean pin) {
@@ -272,7 +328,7 @@ public final class Endpoint {
         if (length > 0 && length <= inline && op != Opcode.RDMA_READ) {
             flags |= SendFlags.INLINE;
         }
-        batch.add(WrIds.send(owner, wrId), op, flags, laddr, length, lkey, raddr, peerRkey, imm, 0);
+        batch.add(WrIds.send(owner, wrId), op, flags, laddr, length, lkey, raddr, peerRkey, imm, peerIndex);
         if (batch.isFull()) {
             int rc = submit();
             if (rc != 0 && rc != SendPath.EAGAIN) {
@@ -368,7 +424,7 @@ public final class Endpoint {
         }
         if (sinceSignal > 0) {
             Opcode op = qp.pd().context().capabilities().rdmaWrite() ? Opcode.RDMA_WRITE : Opcode.SEND;
-            batch.add(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED, 0, 0, lkey, peerTarget, peerRkey, 0, 0);
+            batch.add(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED, 0, 0, lkey, peerTarget, peerRkey, 0, peerIndex);
             int rc = submit();
             if (rc == 0) {
                 sinceSignal = 0;

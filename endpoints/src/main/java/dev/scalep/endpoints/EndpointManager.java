@@ -108,10 +108,14 @@ public final class EndpointManager implements AutoCloseable {
     final Object[] recvLocks;
     private final boolean[] taken;
     private EndpointManager peer;
+    /** Destinations each QP reaches: 1 for a pair, the other ranks for a connectionless QP of a world. */
+    final int peers;
+    boolean connected;
     private boolean closed;
 
-    private EndpointManager(Device device, SharingConfig cfg, int threads, EndpointOptions opts) {
+    private EndpointManager(Device device, SharingConfig cfg, int threads, EndpointOptions opts, int peers) {
         this.device = device;
+        this.peers = peers;
         this.requested = cfg;
         this.threads = threads;
         DeviceCapabilities caps = device.capabilities();
@@ -168,6 +172,11 @@ public final class EndpointManager implements AutoCloseable {
                     + " threads is posted by " + cfg.qpMode().spelling() + " poster, which builds its own lists"));
             ch = false;
         }
+        if (ch && peers > 1) {
+            substitutions.add(new Substitution("chained", "pool " + opts.chainPool() + ", max-length " + opts.chainMaxLength(),
+                    "off", "a chained-post path has one destination; these QPs reach " + peers + " ranks"));
+            ch = false;
+        }
         this.chained = ch;
         boolean sge = opts.sgeHeaderPayload();
         if (sge && sharedQp) {
@@ -193,11 +202,16 @@ public final class EndpointManager implements AutoCloseable {
      * verbs exception of a failed create after destroying what was built.
      */
     public static EndpointManager open(Device device, SharingConfig cfg, int threads, EndpointOptions opts) {
+        return open(device, cfg, threads, opts, 1);
+    }
+
+    /** As {@link #open(Device, SharingConfig, int, EndpointOptions)}, with QPs that reach {@code peers} destinations. */
+    static EndpointManager open(Device device, SharingConfig cfg, int threads, EndpointOptions opts, int peers) {
         if (threads < 1 || threads > dev.scalep.threading.WrIds.MAX_OWNERS) {
             throw new IllegalArgumentException("threads must be in 1.." + dev.scalep.threading.WrIds.MAX_OWNERS + ": " + threads);
         }
         cfg.checkThreads(threads);
-        EndpointManager m = new EndpointManager(device, cfg, threads, opts == null ? EndpointOptions.DEFAULTS : opts);
+        EndpointManager m = new EndpointManager(device, cfg, threads, opts == null ? EndpointOptions.DEFAULTS : opts, peers);
         try {
             m.build();
             m.describe();
@@ -353,11 +367,11 @@ public final class EndpointManager implements AutoCloseable {
             int owners = Math.min(cqPer, n - (first / cqPer) * cqPer);
             SendPath path = members > 1
                     ? (requested.qpMode() == QpMode.LOCKED
-                    ? new LockedPoster(qp, o.sendDepth(), owners, 1, null)
-                    : new CombiningPoster(qp, o.sendDepth(), owners, 1, null))
-                    : chained || sgeHeaderPayload
+                    ? new LockedPoster(qp, o.sendDepth(), owners, peers, null)
+                    : new CombiningPoster(qp, o.sendDepth(), owners, peers, null))
+                    : (chained || sgeHeaderPayload) && peers == 1
                     ? new ChainedPoster(qp, chained ? o.chainPool() : o.postlist(), chained ? o.chainMaxLength() : o.postlist(), owners)
-                    : new ExclusivePoster(qp, o.postlist(), owners, 1, null);
+                    : new ExclusivePoster(qp, o.postlist(), owners, peers, null);
             paths.add(path);
             routers.get(first / cqPer).route(qp.qpNum(), members > 1 ? -1 : first - (first / cqPer) * cqPer, path);
             Object recvLock = new Object();
@@ -372,6 +386,9 @@ public final class EndpointManager implements AutoCloseable {
                     mrMemory.get(mrIdx).asSlice(sliceOffset[t], regionBytes),
                     t / ctxPer, t / pdPer, mrIdx, t / qpPer, t / cqPer, useSrq ? t / srqPer : -1,
                     td == TdMode.NONE ? -1 : (t / qpPer) * td.tdsPerThread(), qpPer, cqPer);
+            if (peers > 1) {
+                endpoints[t].peers(peers);
+            }
         }
     }
 
@@ -436,55 +453,70 @@ public final class EndpointManager implements AutoCloseable {
             throw new IllegalArgumentException("cannot pair: " + threads + " threads/" + qps.size() + " QPs ("
                     + qpType + ") with " + other.threads + " threads/" + other.qps.size() + " QPs (" + other.qpType + ")");
         }
-        if (peer != null) {
+        if (peer != null || connected) {
             throw new IllegalStateException("already connected");
         }
         synchronized (other) {
-            if (other.peer != null) {
+            if (other.peer != null || other.connected) {
                 throw new IllegalStateException("the other manager is already connected");
             }
             this.peer = other;
             other.peer = this;
-            wire(other);
-            other.wire(this);
-            for (int t = 0; t < threads; t++) {
-                endpoints[t].peer(other.endpoints[t]);
-                other.endpoints[t].peer(endpoints[t]);
-            }
-            bringUp(other);
-            other.bringUp(this);
+            connected = true;
+            other.connected = true;
+            ManagerAddress mine = ManagerAddress.of(this);
+            ManagerAddress theirs = ManagerAddress.of(other);
+            PeerWiring.wire(this, 0, theirs);
+            PeerWiring.wire(other, 0, mine);
+            PeerWiring.bringUp(this, theirs);
+            PeerWiring.bringUp(other, mine);
             for (int t = 0; t < threads; t++) {
                 endpoints[t].postInitialReceives();
                 other.endpoints[t].postInitialReceives();
             }
-            finishBringUp();
-            other.finishBringUp();
+            PeerWiring.finishBringUp(this);
+            PeerWiring.finishBringUp(other);
         }
     }
 
-    private void wire(EndpointManager other) {
-        if (qpType.connectionless()) {
-            for (int k = 0; k < qps.size(); k++) {
-                QueuePair remote = other.qps.get(k);
-                AddressHandle ah = qps.get(k).pd().createAh(remote.address());
-                ahs.add(ah);
-                paths.get(k).peer(0, ah, remote.qpNum(), Endpoint.QKEY);
+    /** What another process needs to reach this manager, as bytes (QP addresses and endpoint buffers). */
+    public synchronized byte[] address() {
+        return ManagerAddress.of(this).toBytes();
+    }
+
+    /**
+     * Connect to managers in other processes from the bytes their {@link #address()} gave: peer
+     * {@code i} is {@code remotes[i]}. RC: exactly one remote, QP {@code k} to its QP {@code k};
+     * connectionless: one address handle per remote and QP. Receives are posted before return; the
+     * remotes must not send before this returns on their peer (a barrier does that).
+     */
+    public synchronized void connect(byte[]... remotes) {
+        if (connected) {
+            throw new IllegalStateException("already connected");
+        }
+        if (remotes.length != peers) {
+            throw new IllegalArgumentException("this manager's QPs reach " + peers + " peers; got " + remotes.length + " addresses");
+        }
+        ManagerAddress[] a = new ManagerAddress[remotes.length];
+        for (int i = 0; i < remotes.length; i++) {
+            a[i] = ManagerAddress.parse(remotes[i]);
+            if (a[i].threads() != threads || a[i].qps().size() != qps.size() || a[i].qpType() != qpType) {
+                throw new IllegalArgumentException("cannot connect: " + threads + " threads/" + qps.size() + " QPs (" + qpType
+                        + ") with peer " + i + "'s " + a[i].threads() + " threads/" + a[i].qps().size() + " QPs (" + a[i].qpType() + ")");
             }
         }
-    }
-
-    private void bringUp(EndpointManager other) {
-        for (int k = 0; k < qps.size(); k++) {
-            QueuePair qp = qps.get(k);
-            qp.init(Access.ALL_RDMA);
-            qp.readyToReceive(qpType.connectionless() ? null : other.qps.get(k).address());
+        if (!qpType.connectionless() && peers != 1) {
+            throw new IllegalArgumentException("an RC QP reaches one peer; use one manager per peer");
         }
-    }
-
-    void finishBringUp() {
-        for (QueuePair qp : qps) {
-            qp.readyToSend(options.connection().retryCount(), options.connection().rnrRetry());
+        connected = true;
+        for (int i = 0; i < a.length; i++) {
+            PeerWiring.wire(this, i, a[i]);
         }
+        PeerWiring.bringUp(this, a[0]);
+        for (int t = 0; t < threads; t++) {
+            endpoints[t].postInitialReceives();
+        }
+        PeerWiring.finishBringUp(this);
     }
 
     /**

@@ -115,15 +115,19 @@ final class Fabric {
                     ch = FileChannel.open(path, Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ,
                             StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(OWNER_RW));
                     Object key = Files.readAttributes(path, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
-                    try (FileLock lock = ch.lock()) {
-                        if (!Files.exists(path) || !key.equals(Files.readAttributes(path,
-                                java.nio.file.attribute.BasicFileAttributes.class).fileKey())) {
-                            ch.close(); // unlinked by a leaving process between open and lock: open again
-                            if (attempt > 100) {
-                                throw fail(deviceName, Errno.EAGAIN, path + " keeps being replaced");
-                            }
-                            continue;
+                    FileLock lock = ch.lock();
+                    if (!Files.exists(path) || !key.equals(Files.readAttributes(path,
+                            java.nio.file.attribute.BasicFileAttributes.class).fileKey())) {
+                        // Unlinked by a leaving process between open and lock: open again. The lock is
+                        // released before its channel closes (releasing it after throws ClosedChannelException).
+                        lock.release();
+                        ch.close();
+                        if (attempt > 100) {
+                            throw fail(deviceName, Errno.EAGAIN, path + " keeps being replaced");
                         }
+                        continue;
+                    }
+                    try (lock) {
                         checkOwner(deviceName, path, uid);
                         if (ch.size() < FILE_BYTES) {
                             ch.write(ByteBuffer.wrap(new byte[1]), FILE_BYTES - 1);
