@@ -369,6 +369,7 @@ public final class Endpoint {
         checkOwner("poll");
         for (;;) {
             if (!router.pollOrProgress(owner, out)) {
+                path.postQueued(); // requests a combiner left queued at its drain limit (shared QP)
                 return false;
             }
             if (out.isRecv() || out.wrId() != FLUSH_ID) {

@@ -21,6 +21,17 @@ public final class Completion {
     int qpNum;
     int flags;
 
+    /** Copy every field of {@code c} into this record. */
+    void copyFrom(Completion c) {
+        wrId = c.wrId;
+        status = c.status;
+        opcode = c.opcode;
+        byteLen = c.byteLen;
+        imm = c.imm;
+        qpNum = c.qpNum;
+        flags = c.flags;
+    }
+
     public long wrId() {
         return wrId;
     }

@@ -4,9 +4,9 @@ import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WorkCompletions;
 import org.agrona.collections.Int2ObjectHashMap;
-
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.jctools.util.PaddedAtomicLong;
 
 /**
  * Demultiplexes one CQ, possibly shared by several threads' QPs, into one single-producer ring per
@@ -23,16 +23,6 @@ import java.lang.invoke.VarHandle;
  * only the owner's thread (one consumer per ring). The data path does not allocate or box.
  */
 public final class CompletionRouter implements AutoCloseable {
-    private static final VarHandle ROLE;
-
-    static {
-        try {
-            ROLE = MethodHandles.lookup().findVarHandle(CompletionRouter.class, "role", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     /** Where the completions of one QP go. */
     private static final class Route {
         final int owner;
@@ -45,16 +35,13 @@ public final class CompletionRouter implements AutoCloseable {
     }
 
     private final CompletionQueue cq;
-    private final CompletionRing[] rings;
+    private final SpscCompletionRing[] rings;
     private final Int2ObjectHashMap<Route> routes = new Int2ObjectHashMap<>();
     private final WorkCompletions batch;
     private final PaddedAtomicLong routed = new PaddedAtomicLong();
     private final PaddedAtomicLong unrouted = new PaddedAtomicLong();
-    @SuppressWarnings("unused")
-    private long q00, q01, q02, q03, q04, q05, q06, q07;
-    private volatile int role;
-    @SuppressWarnings("unused")
-    private long q10, q11, q12, q13, q14, q15, q16, q17;
+    /** The poll role: 1 while a thread polls the CQ or changes the routing table. */
+    private final PaddedAtomicLong role = new PaddedAtomicLong();
     // Poll-role state (the CAS on role orders it between holders).
     private int batchNext;
     private int batchCount;
@@ -77,9 +64,9 @@ public final class CompletionRouter implements AutoCloseable {
             throw new IllegalArgumentException("owners must be in 1.." + WrIds.MAX_OWNERS + ": " + owners);
         }
         this.cq = cq;
-        this.rings = new CompletionRing[owners];
+        this.rings = new SpscCompletionRing[owners];
         for (int i = 0; i < owners; i++) {
-            rings[i] = new CompletionRing(ringCapacity);
+            rings[i] = new SpscCompletionRing(ringCapacity);
         }
         this.batch = new WorkCompletions(Math.max(1, pollBatch));
     }
@@ -105,7 +92,7 @@ public final class CompletionRouter implements AutoCloseable {
         try {
             routes.put(qpNum, new Route(owner, path));
         } finally {
-            ROLE.setVolatile(this, 0);
+            role.set(0);
         }
     }
 
@@ -115,13 +102,15 @@ public final class CompletionRouter implements AutoCloseable {
         try {
             routes.remove(qpNum);
         } finally {
-            ROLE.setVolatile(this, 0);
+            role.set(0);
         }
     }
 
+    /** Control path: wait for the poll role (a poller holds it for one CQ batch at most). */
     private void acquireRole() {
-        while (!ROLE.compareAndSet(this, 0, 1)) {
-            Thread.onSpinWait();
+        IdleStrategy idle = new BackoffIdleStrategy();
+        while (!role.compareAndSet(0, 1)) {
+            idle.idle();
         }
     }
 
@@ -131,13 +120,13 @@ public final class CompletionRouter implements AutoCloseable {
      * errno (overrun). Never blocks.
      */
     public int progress() {
-        if (!ROLE.compareAndSet(this, 0, 1)) {
+        if (!role.compareAndSet(0, 1)) {
             return 0;
         }
         try {
             return progressHeld();
         } finally {
-            ROLE.setVolatile(this, 0);
+            role.set(0);
         }
     }
 
@@ -211,7 +200,7 @@ public final class CompletionRouter implements AutoCloseable {
             n++;
         }
         if (n > 0) {
-            routed.getAndAdd(n);
+            routed.soVal(routed.lpVal() + n);
         }
         return n;
     }
@@ -223,7 +212,7 @@ public final class CompletionRouter implements AutoCloseable {
 
     /** Owner's thread: its next completion, polling the CQ on its behalf when its ring is empty. */
     public boolean pollOrProgress(int owner, Completion out) {
-        CompletionRing ring = rings[owner];
+        SpscCompletionRing ring = rings[owner];
         if (ring.poll(out)) {
             return true;
         }
@@ -232,7 +221,7 @@ public final class CompletionRouter implements AutoCloseable {
     }
 
     /** The ring of one owner (its size is a snapshot any thread may read). */
-    public CompletionRing ring(int owner) {
+    public SpscCompletionRing ring(int owner) {
         return rings[owner];
     }
 

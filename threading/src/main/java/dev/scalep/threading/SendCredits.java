@@ -1,5 +1,7 @@
 package dev.scalep.threading;
 
+import org.jctools.util.PaddedAtomicLong;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -23,7 +25,8 @@ public final class SendCredits {
 
     private final boolean rewrite;
     private final PaddedAtomicLong credits;
-    private final PaddedLongArray retiredBy;
+    /** Per-owner retirement counts, each on its own cache lines; single writer (the poll-role holder). */
+    private final PaddedAtomicLong[] retiredBy;
     private final PaddedAtomicLong rejected = new PaddedAtomicLong();
     private final long[] userIds;
     private final int mask;
@@ -39,7 +42,10 @@ public final class SendCredits {
     public SendCredits(int depth, int owners, boolean rewrite) {
         this.rewrite = rewrite;
         this.credits = new PaddedAtomicLong(depth);
-        this.retiredBy = new PaddedLongArray(owners);
+        this.retiredBy = new PaddedAtomicLong[owners];
+        for (int i = 0; i < owners; i++) {
+            retiredBy[i] = new PaddedAtomicLong();
+        }
         int cap = Integer.highestOneBit(Math.max(1, depth - 1)) << 1;
         this.userIds = new long[rewrite ? cap : 1];
         this.mask = cap - 1;
@@ -57,7 +63,15 @@ public final class SendCredits {
 
     /** Take {@code n} credits, all or nothing. */
     public boolean tryTake(long n) {
-        return credits.tryTake(n);
+        for (;;) {
+            long c = credits.get();
+            if (c < n) {
+                return false;
+            }
+            if (credits.compareAndSet(c, c - n)) {
+                return true;
+            }
+        }
     }
 
     /** Give back {@code n} credits taken for requests that were never accepted by the provider. */
@@ -118,9 +132,7 @@ public final class SendCredits {
     public long retire(long completedWrId) {
         if (!rewrite) {
             int owner = WrIds.owner(completedWrId);
-            if (owner < retiredBy.length()) {
-                retiredBy.addOrdered(owner, 1);
-            }
+            countRetired(owner);
             credits.getAndAdd(1);
             return completedWrId;
         }
@@ -132,9 +144,7 @@ public final class SendCredits {
         }
         for (long k = r; k <= s; k++) {
             int owner = WrIds.owner((long) LONGS.getAcquire(userIds, (int) (k & mask)));
-            if (owner < retiredBy.length()) {
-                retiredBy.addOrdered(owner, 1);
-            }
+            countRetired(owner);
         }
         retiredSeq = s + 1;
         // Release the slots last: a credit lets a poster overwrite the table entries read above.
@@ -144,6 +154,14 @@ public final class SendCredits {
 
     /** Requests of {@code owner} retired so far (acquire read; any thread). */
     public long retired(int owner) {
-        return retiredBy.getAcquire(owner);
+        return retiredBy[owner].lvVal();
+    }
+
+    /** Single writer (poll-role holder): plain read, ordered store. */
+    private void countRetired(int owner) {
+        if (owner < retiredBy.length) {
+            PaddedAtomicLong r = retiredBy[owner];
+            r.soVal(r.lpVal() + 1);
+        }
     }
 }

@@ -44,6 +44,15 @@ public interface SendPath extends AutoCloseable {
              long remoteAddr, int rkey, int imm, int peer);
 
     /**
+     * Post requests other threads handed to this path that nobody has posted yet (a combining path
+     * whose last combiner stopped at its drain limit); 0, or the provider's errno. Never waits. The
+     * endpoint layer calls it when it polls; paths that post at once have nothing to do.
+     */
+    default int postQueued() {
+        return 0;
+    }
+
+    /**
      * Account a send completion polled from the CQ. Takes the {@code wr_id} the provider reported,
      * returns the id the caller staged, gives back the credits of every request it retires and
      * counts them to their owners. One thread at a time.
