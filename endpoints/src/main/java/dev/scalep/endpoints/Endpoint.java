@@ -10,6 +10,7 @@ import dev.scalep.threading.WrIds;
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.RecvWorkRequests;
 import dev.scalep.verbs.SendFlags;
@@ -78,6 +79,8 @@ public final class Endpoint {
     private int peerRkey;
     private int sinceSignal;
     private long posted;
+    /** Status of the first error completion this endpoint polled or drained (0: none). */
+    private int firstErrorStatus;
 
     Endpoint(EndpointManager manager, int index, int owner, SendPath path, CompletionRouter router, QueuePair qp,
              SharedReceiveQueue srq, MemoryRegion mr, MemorySegment region, int ctx, int pd, int mrIdx, int qpIdx,
@@ -283,9 +286,8 @@ public final class Endpoint {
         if (n == 0) {
             return 0;
         }
-        long rejectedBefore = c.rejected();
         int rc = c.postStaged();
-        posted += n - (c.rejected() - rejectedBefore);
+        posted += n; // the refused ones are settled through rejected(owner)
         return rc;
     }
 
@@ -372,6 +374,9 @@ public final class Endpoint {
                 path.postQueued(); // requests a combiner left queued at its drain limit (shared QP)
                 return false;
             }
+            if (!out.ok() && firstErrorStatus == 0) {
+                firstErrorStatus = out.status();
+            }
             if (out.isRecv() || out.wrId() != FLUSH_ID) {
                 return true;
             }
@@ -384,18 +389,14 @@ public final class Endpoint {
         long deadline = System.nanoTime() + timeoutNanos;
         while (flush() == SendPath.EAGAIN) {
             router.progress();
-            while (router.poll(owner, scratch)) {
-                // discarded
-            }
+            discardCompletions();
             if (System.nanoTime() > deadline) {
                 return false;
             }
         }
         while (outstanding() > 0) {
             router.progress();
-            while (router.poll(owner, scratch)) {
-                // discarded
-            }
+            discardCompletions();
             if (System.nanoTime() > deadline) {
                 return false;
             }
@@ -404,9 +405,50 @@ public final class Endpoint {
         return true;
     }
 
-    /** Requests posted and not yet retired (staged ones not counted). */
+    /** Poll and drop this endpoint's delivered completions, remembering the first error status. */
+    private void discardCompletions() {
+        while (router.poll(owner, scratch)) {
+            if (!scratch.ok() && firstErrorStatus == 0) {
+                firstErrorStatus = scratch.status();
+            }
+        }
+    }
+
+    /**
+     * The state of this endpoint's QP. {@link QpState#ERR} means the QP stopped: everything posted
+     * completes with an error status ({@link #firstErrorStatus()} tells the first one), and the way
+     * back is to {@link #drain} this endpoint, {@link EndpointManager#release release} it and close
+     * and reopen its manager (and the peer's, for a connected QP), then connect again.
+     */
+    public QpState qpState() {
+        return qp.state();
+    }
+
+    /** The {@link dev.scalep.verbs.WcStatus} of the first error completion this endpoint polled or drained, 0 if none. */
+    public int firstErrorStatus() {
+        return firstErrorStatus;
+    }
+
+    /**
+     * Requests posted and not yet settled: neither retired by a completion nor refused by the
+     * provider ({@link #rejected()}). Staged ones are not counted.
+     */
     public long outstanding() {
-        return posted - path.retired(owner);
+        return posted - path.retired(owner) - path.rejected(owner);
+    }
+
+    /**
+     * Requests of this endpoint the provider refused at post time, whichever thread's post carried
+     * them (on a combining QP another thread may have posted them). Each is settled: it never
+     * completes and no longer counts as outstanding.
+     */
+    public long rejected() {
+        return path.rejected(owner);
+    }
+
+    /** The errno of this endpoint's first refused request ({@link dev.scalep.verbs.Errno}), 0 if none. */
+    public int firstPostError() {
+        return path.firstRejectErrno(owner);
     }
 
     /** Requests staged in the postlist and not yet posted. */

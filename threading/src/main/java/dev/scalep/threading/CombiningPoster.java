@@ -111,9 +111,10 @@ public final class CombiningPoster extends AbstractSendPath {
      */
     private int postOwn(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length, int lkey,
                         long remoteAddr, int rkey, int imm, int peer) {
+        int mine = WrIds.owner(b != null ? b.wrId[0] : wrId);
+        long refusedBefore = mine < owners ? credits.rejected(mine) : 0;
         if (combining.compareAndSet(0, 1)) {
             // Uncontended (or the holder just left): post directly, behind whatever was queued.
-            int rc;
             try {
                 budget = drainLimit;
                 drainRc = 0;
@@ -130,18 +131,19 @@ public final class CombiningPoster extends AbstractSendPath {
                     enqueue(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
                     drain(0);
                 }
-                rc = firstError(drainRc, doorbell());
+                doorbell();
             } finally {
                 release();
             }
-            int late = combine();
-            return rc != 0 ? rc : late;
+        } else {
+            enqueue(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+            // Publish before the flag is read again: the Dekker pairing with a combiner that releases
+            // the flag and then re-reads the ring (see combine()).
+            VarHandle.fullFence();
         }
-        enqueue(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
-        // Publish before the flag is read again: the Dekker pairing with a combiner that releases
-        // the flag and then re-reads the ring (see combine()).
-        VarHandle.fullFence();
-        return combine();
+        combine();
+        // Only a refusal of this caller's own requests is its error; others' go to their owners.
+        return mine < owners && credits.rejected(mine) != refusedBefore ? credits.lastRejectErrno(mine) : 0;
     }
 
     private static int firstError(int a, int b) {

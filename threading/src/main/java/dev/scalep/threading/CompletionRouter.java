@@ -6,6 +6,7 @@ import dev.scalep.verbs.WorkCompletions;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
+import org.jctools.queues.SpscArrayQueue;
 import org.jctools.util.PaddedAtomicLong;
 
 /**
@@ -15,9 +16,12 @@ import org.jctools.util.PaddedAtomicLong;
  * share, to the owner named in the id ({@link WrIds#owner}). Send completions of a QP registered
  * with a {@link SendPath} are first retired through it, which returns their credits (unsignaled
  * requests included) and restores the staged id. Every completion reaches exactly one owner ring,
- * once; nothing is dropped: a record that does not fit waits in the router until its owner makes
- * room (size owner rings for the signaled send and receive completions one owner can have
- * outstanding, and this never happens).
+ * once; nothing is dropped. A completion whose owner's ring is full is held for that owner (in its
+ * order) and routing goes on for everyone else, so one owner that stops polling does not stop the
+ * others; the held records are a pool of one ring's capacity shared by all owners, and only when
+ * it is exhausted does routing wait for the slow owners (size owner rings for the signaled send and
+ * receive completions one owner can have outstanding, and neither happens). Rings and holding
+ * queues are JCTools SPSC queues of pooled records.
  *
  * <p>Thread-safety: {@link #progress()} and {@link #route} any thread; {@link #poll(int, Completion)}
  * only the owner's thread (one consumer per ring). The data path does not allocate or box.
@@ -45,14 +49,19 @@ public final class CompletionRouter implements AutoCloseable {
     // Poll-role state (the CAS on role orders it between holders).
     private int batchNext;
     private int batchCount;
-    private boolean pending;
-    private int pendingOwner;
-    private long pWrId;
-    /** The send path the pending completion retires through once delivered (null for receives), and its provider id. */
-    private SendPath pPath;
-    private long pProviderWrId;
-    private int pStatus, pOpcode, pLen, pImm, pQp, pFlags;
+    /** Completions held for owners whose ring was full, in each owner's order; records come from {@link #spare}. */
+    private final SpscArrayQueue<Held>[] backlog;
+    private final SpscArrayQueue<Held> spare;
+    private int held;
     private int lastError;
+
+    /** A completion routed to an owner whose ring was full, with what its delivery must retire. */
+    private static final class Held {
+        final Completion c = new Completion();
+        /** The send path it retires through once delivered (null for receives), and its provider id. */
+        SendPath path;
+        long providerWrId;
+    }
 
     /**
      * @param owners       number of owner rings
@@ -69,6 +78,17 @@ public final class CompletionRouter implements AutoCloseable {
             rings[i] = new SpscCompletionRing(ringCapacity);
         }
         this.batch = new WorkCompletions(Math.max(1, pollBatch));
+        int spares = rings[0].capacity();
+        this.spare = new SpscArrayQueue<>(spares);
+        for (int i = 0; i < spares; i++) {
+            spare.offer(new Held());
+        }
+        @SuppressWarnings("unchecked")
+        SpscArrayQueue<Held>[] b = new SpscArrayQueue[owners];
+        for (int i = 0; i < owners; i++) {
+            b[i] = new SpscArrayQueue<>(spares);
+        }
+        this.backlog = b;
     }
 
     public CompletionQueue cq() {
@@ -131,18 +151,7 @@ public final class CompletionRouter implements AutoCloseable {
     }
 
     private int progressHeld() {
-        int n = 0;
-        if (pending) {
-            if (!rings[pendingOwner].offer(pWrId, pStatus, pOpcode, pLen, pImm, pQp, pFlags)) {
-                return 0;
-            }
-            pending = false;
-            if (pPath != null) {
-                pPath.retire(pProviderWrId);
-                pPath = null;
-            }
-            n++;
-        }
+        int n = held > 0 ? deliverHeld() : 0;
         if (batchNext == batchCount) {
             int got = cq.poll(batch, batch.capacity());
             if (got < 0) {
@@ -153,10 +162,11 @@ public final class CompletionRouter implements AutoCloseable {
             batchCount = got;
         }
         while (batchNext < batchCount) {
-            int i = batchNext++;
+            int i = batchNext;
             int qpn = batch.qpNum(i);
             Route r = routes.get(qpn);
             if (r == null) {
+                batchNext++;
                 unrouted.getAndAdd(1);
                 continue;
             }
@@ -164,10 +174,11 @@ public final class CompletionRouter implements AutoCloseable {
             boolean recv = WrIds.isRecv(providerWrId);
             SendPath retireVia = recv ? null : r.path;
             // Deliver first, retire after: an owner that sees its requests retired (retired(owner)) then
-            // finds every completion of theirs already in its ring.
+            // finds every completion of theirs already in its ring (unless its ring was full: held).
             long wrId = retireVia != null ? retireVia.idOf(providerWrId) : providerWrId;
             int owner = r.owner >= 0 ? r.owner : WrIds.owner(wrId);
             if (owner >= rings.length) {
+                batchNext++;
                 if (retireVia != null) {
                     retireVia.retire(providerWrId);
                 }
@@ -180,29 +191,67 @@ public final class CompletionRouter implements AutoCloseable {
             int len = status == 0 ? batch.byteLen(i) : 0;
             int imm = (flags & Completion.WITH_IMM) != 0 ? batch.imm(i) : 0;
             long user = WrIds.user(wrId);
-            if (!rings[owner].offer(user, status, opcode, len, imm, qpn, flags)) {
-                pending = true;
-                pendingOwner = owner;
-                pWrId = user;
-                pStatus = status;
-                pOpcode = opcode;
-                pLen = len;
-                pImm = imm;
-                pQp = qpn;
-                pFlags = flags;
-                pPath = retireVia;
-                pProviderWrId = providerWrId;
-                break;
+            SpscArrayQueue<Held> waiting = backlog[owner];
+            boolean behind = !waiting.isEmpty(); // keep the owner's order
+            if (!behind && rings[owner].offer(user, status, opcode, len, imm, qpn, flags)) {
+                if (retireVia != null) {
+                    retireVia.retire(providerWrId);
+                }
+                n++;
+            } else {
+                // The owner's ring is full: hold the completion for it and go on routing the others.
+                Held h = spare.relaxedPoll();
+                if (h == null) {
+                    break; // every spare record is held: wait for the slow owners (nothing dropped)
+                }
+                Completion c = h.c;
+                c.wrId = user;
+                c.status = status;
+                c.opcode = opcode;
+                c.byteLen = len;
+                c.imm = imm;
+                c.qpNum = qpn;
+                c.flags = flags;
+                h.path = retireVia;
+                h.providerWrId = providerWrId;
+                waiting.offer(h);
+                held++;
             }
-            if (retireVia != null) {
-                retireVia.retire(providerWrId);
-            }
-            n++;
+            batchNext++;
         }
         if (n > 0) {
             routed.soVal(routed.lpVal() + n);
         }
         return n;
+    }
+
+    /** Move held completions into their owners' rings while they fit; returns how many moved. */
+    private int deliverHeld() {
+        int n = 0;
+        for (int o = 0; o < backlog.length && held > 0; o++) {
+            SpscArrayQueue<Held> waiting = backlog[o];
+            Held h;
+            while ((h = waiting.relaxedPeek()) != null) {
+                Completion c = h.c;
+                if (!rings[o].offer(c.wrId, c.status, c.opcode, c.byteLen, c.imm, c.qpNum, c.flags)) {
+                    break;
+                }
+                waiting.relaxedPoll();
+                if (h.path != null) {
+                    h.path.retire(h.providerWrId);
+                    h.path = null;
+                }
+                spare.offer(h);
+                held--;
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Completions held for owners whose ring was full (poll-role holder's count; a snapshot). */
+    public int held() {
+        return held;
     }
 
     /** Owner {@code owner}'s thread: take its next completion into {@code out}; false when none. */

@@ -28,6 +28,10 @@ public final class SendCredits {
     /** Per-owner retirement counts, each on its own cache lines; single writer (the poll-role holder). */
     private final PaddedAtomicLong[] retiredBy;
     private final PaddedAtomicLong rejected = new PaddedAtomicLong();
+    /** Per-owner refusals (any poster thread; atomic) and the errno of each owner's first and latest. */
+    private final PaddedAtomicLong[] rejectedBy;
+    private final int[] firstErrno;
+    private final int[] lastErrno;
     private final long[] userIds;
     private final int mask;
     /** Next send-queue sequence; written only by the thread that holds the right to post. */
@@ -43,9 +47,13 @@ public final class SendCredits {
         this.rewrite = rewrite;
         this.credits = new PaddedAtomicLong(depth);
         this.retiredBy = new PaddedAtomicLong[owners];
+        this.rejectedBy = new PaddedAtomicLong[owners];
         for (int i = 0; i < owners; i++) {
             retiredBy[i] = new PaddedAtomicLong();
+            rejectedBy[i] = new PaddedAtomicLong();
         }
+        this.firstErrno = new int[owners];
+        this.lastErrno = new int[owners];
         int cap = Integer.highestOneBit(Math.max(1, depth - 1)) << 1;
         this.userIds = new long[rewrite ? cap : 1];
         this.mask = cap - 1;
@@ -79,9 +87,36 @@ public final class SendCredits {
         credits.getAndAdd(n);
     }
 
-    /** Count {@code n} requests refused by the provider. */
-    public void reject(long n) {
-        rejected.getAndAdd(n);
+    /**
+     * Count one request the provider refused ({@code errno}) to the owner in its caller's id
+     * {@code wrId}: the request is settled (never completes), so {@link #rejected(int)} tells its
+     * owner, whichever thread posted it. Called by the thread that holds the right to post.
+     */
+    public void reject(long wrId, int errno) {
+        rejected.getAndAdd(1);
+        int owner = WrIds.owner(wrId);
+        if (owner < rejectedBy.length) {
+            if (firstErrno[owner] == 0) {
+                firstErrno[owner] = errno;
+            }
+            lastErrno[owner] = errno;
+            rejectedBy[owner].getAndAdd(1); // publishes the errno fields to an acquiring reader
+        }
+    }
+
+    /** Requests of {@code owner} the provider refused so far (volatile read; any thread). */
+    public long rejected(int owner) {
+        return rejectedBy[owner].get();
+    }
+
+    /** The errno of {@code owner}'s first refused request, 0 if none (read after {@link #rejected(int)}). */
+    public int firstRejectErrno(int owner) {
+        return firstErrno[owner];
+    }
+
+    /** The errno of {@code owner}'s latest refused request, 0 if none (read after {@link #rejected(int)}). */
+    public int lastRejectErrno(int owner) {
+        return lastErrno[owner];
     }
 
     /** Requests refused by the provider so far. */
