@@ -2,59 +2,54 @@ package dev.scalep.threading;
 
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
-import org.agrona.MutableDirectBuffer;
-import org.agrona.concurrent.ControlledMessageHandler;
 import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.YieldingIdleStrategy;
-import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.RecordDescriptor;
-import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+import org.jctools.queues.MessagePassingQueue;
+import org.jctools.queues.MpscArrayQueue;
+import org.jctools.queues.SpmcArrayQueue;
 import org.jctools.util.PaddedAtomicLong;
-import org.jctools.util.Pow2;
 
-import java.lang.foreign.Arena;
 import java.lang.invoke.VarHandle;
 
 /**
  * A lock-free send path for a QP shared by several threads, where contention becomes batching:
- * a thread takes credits for its requests (one CAS on the free depth), appends them as one binary
- * message to an Agrona {@link ManyToOneRingBuffer} (one claim per batch, records laid out by
- * {@link SendRecordDescriptor}) and then tries to become the combiner (CAS on a padded flag). The
- * combiner drains what is queued into postlists and rings one doorbell per list (one
- * {@link QueuePair#postSend}); a thread that loses the flag returns at once, because the holder
- * looks at the ring again after releasing the flag and so cannot miss its requests.
+ * a thread takes credits for its requests (one CAS on the free depth), copies them into a pooled
+ * record ({@link SendBatch}, from a JCTools {@link SpmcArrayQueue}) and offers it to a JCTools
+ * {@link MpscArrayQueue}, then tries to become the combiner (CAS on a padded flag). The combiner
+ * drains what is queued ({@link MessagePassingQueue#drain}) into postlists, one doorbell
+ * ({@link QueuePair#postSend}) per list, and gives the records back to the pool; a thread that
+ * loses the flag returns at once, because the holder looks at the queue again after releasing
+ * the flag and so cannot miss its requests. Records hold up to {@value #RECORD_CAPACITY}
+ * requests (a larger batch takes several, in order); the pool has one per credit, so a thread
+ * holding credits always finds one, and the data path allocates nothing.
  *
  * <p>Progress guarantee: lock-free, and no caller waits for another. A {@code post} call posts its
- * own requests (or queues them behind a slot another thread is still writing) and, as combiner, at
- * most {@link #drainLimit()} requests of other threads in all, then returns. Requests it leaves
- * queued are posted by the next {@code post}, {@link #postQueued()} or credit-starved call on this
- * path from any thread; the endpoint layer calls {@link #postQueued()} whenever it polls. A thread
- * descheduled while holding the flag delays the queued requests (never another thread's call):
- * everyone else keeps queueing until the credits run out and then gets {@link #EAGAIN}.
+ * own requests (or queues them behind a record another thread is still offering) and, as
+ * combiner, at most {@link #drainLimit()} records of other threads in all, then returns. Records it
+ * leaves queued are posted by the next {@code post}, {@link #postQueued()} or credit-starved call
+ * on this path from any thread; the endpoint layer calls {@link #postQueued()} whenever it polls.
+ * A thread descheduled while holding the flag delays the queued requests (never another thread's
+ * call): the others keep queueing until the credits run out and then get {@link #EAGAIN}.
  *
- * <p>Thread-safe. The ring holds every request that holds a credit (its capacity is sized from
- * {@link #depth()}), so a claim never fails; requests enter the send queue in ring order and each
- * thread's requests in its own order. {@link #post} returns 0 when the requests were accepted, even
- * if another thread posts them; the provider refusing one later is reported to the
- * {@link PostFailureHandler} and counted to its owner.
+ * <p>Thread-safe. Requests enter the send queue in queue order and each thread's in its own order.
+ * {@link #post} returns 0 when the requests were accepted, even if another thread posts them; the
+ * provider refusing one later is reported to the {@link PostFailureHandler} and counted to its
+ * owner ({@link #rejected(int)}); {@code post} returns an errno only for its caller's own.
  */
 public final class CombiningPoster extends AbstractSendPath {
-    private static final int MSG_BATCH = 1;
+    /** Requests per pooled record. */
+    static final int RECORD_CAPACITY = 16;
     private static final IdleStrategy YIELD = YieldingIdleStrategy.INSTANCE;
 
-    private final ManyToOneRingBuffer ring;
-    /** Owns the ring's memory (freed by {@link #close()}, not by the GC). */
-    private final Arena memory;
-    private final UnsafeBuffer buffer;
+    private final MpscArrayQueue<SendBatch> queue;
+    private final SpmcArrayQueue<SendBatch> pool;
     private final int drainLimit;
     private final PaddedAtomicLong combining = new PaddedAtomicLong();
     private final PaddedAtomicLong doorbells = new PaddedAtomicLong();
     private final PaddedAtomicLong combined = new PaddedAtomicLong();
     private final PaddedAtomicLong yields = new PaddedAtomicLong();
-    private final ControlledMessageHandler drainer = this::onBatch;
+    private final MessagePassingQueue.Consumer<SendBatch> drainer = this::onRecord;
     // Combiner-only state (the flag's CAS orders it between holders).
-    private int budget;
     private int drainRc;
 
     /**
@@ -64,23 +59,13 @@ public final class CombiningPoster extends AbstractSendPath {
      */
     public CombiningPoster(QueuePair qp, int maxBatch, int owners, int peers, PostFailureHandler onFailure) {
         super(qp, maxBatch, owners, peers, onFailure);
-        this.memory = Arena.ofShared();
-        long bytes = ringBytes(depth, this.maxBatch) + RingBufferDescriptor.TRAILER_LENGTH;
-        this.buffer = new UnsafeBuffer(memory.allocate(bytes, 64).address(), (int) bytes);
-        this.ring = new ManyToOneRingBuffer(buffer);
+        this.queue = new MpscArrayQueue<>(depth);
+        this.pool = new SpmcArrayQueue<>(depth);
+        int perRecord = Math.min(RECORD_CAPACITY, this.maxBatch);
+        for (int i = 0; i < depth; i++) {
+            pool.offer(new SendBatch(perRecord));
+        }
         this.drainLimit = depth;
-    }
-
-    /**
-     * Ring capacity: a record per credited request (each its own message at worst), twice (records a
-     * combiner has read stay in the ring until its read returns, and their credits may come back
-     * before), plus one wrap padding; at least 8 largest messages (Agrona's message size limit).
-     */
-    static int ringBytes(int depth, int maxBatch) {
-        int largest = RecordDescriptor.HEADER_LENGTH + maxBatch * SendRecordDescriptor.RECORD;
-        int perRequest = RecordDescriptor.HEADER_LENGTH + SendRecordDescriptor.RECORD;
-        long need = Math.max(2L * depth * perRequest + largest, 8L * largest);
-        return Pow2.roundToPowerOfTwo((int) Math.max(need, ManyToOneRingBuffer.MIN_CAPACITY));
     }
 
     @Override
@@ -116,20 +101,19 @@ public final class CombiningPoster extends AbstractSendPath {
         if (combining.compareAndSet(0, 1)) {
             // Uncontended (or the holder just left): post directly, behind whatever was queued.
             try {
-                budget = drainLimit;
                 drainRc = 0;
-                drain(n);
-                if (ringEmpty()) {
+                drain(drainLimit, n);
+                if (queue.isEmpty()) {
                     if (b != null) {
                         appendAll(b, n);
                     } else {
                         append(wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
                     }
                 } else {
-                    // A message ahead is still being written (perhaps one of ours): queue behind it,
+                    // A record ahead is still being offered (perhaps one of ours): queue behind it,
                     // so each thread's requests keep their order.
                     enqueue(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
-                    drain(0);
+                    drain(drainLimit, 0);
                 }
                 doorbell();
             } finally {
@@ -138,7 +122,7 @@ public final class CombiningPoster extends AbstractSendPath {
         } else {
             enqueue(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
             // Publish before the flag is read again: the Dekker pairing with a combiner that releases
-            // the flag and then re-reads the ring (see combine()).
+            // the flag and then re-reads the queue (see combine()).
             VarHandle.fullFence();
         }
         combine();
@@ -150,63 +134,64 @@ public final class CombiningPoster extends AbstractSendPath {
         return a != 0 ? a : b;
     }
 
-    private boolean ringEmpty() {
-        return ring.producerPosition() == ring.consumerPosition();
-    }
-
-    /** Copy the requests into the ring as one message: one claim for all of them (the caller holds n credits). */
+    /** Copy the requests into pooled records and queue them, in order (the caller holds n credits). */
     private void enqueue(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length, int lkey,
                          long remoteAddr, int rkey, int imm, int peer) {
-        int at = ring.tryClaim(MSG_BATCH, n * SendRecordDescriptor.RECORD);
-        if (at < 0) {
-            throw new IllegalStateException("combining ring full with credits held (sizing bug): " + n + " requests");
-        }
         if (b == null) {
-            SendRecordDescriptor.write(buffer, at, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm,
-                    peer);
-        } else {
-            for (int i = 0; i < n; i++) {
-                SendRecordDescriptor.write(buffer, at + i * SendRecordDescriptor.RECORD, b.wrId[i], b.opcode[i],
-                        b.flags[i], b.localAddr[i], b.length[i], b.lkey[i], b.remoteAddr[i], b.rkey[i], b.imm[i],
-                        b.peer[i]);
-            }
+            SendBatch r = record();
+            r.put(wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+            offer(r);
+            return;
         }
-        ring.commit(at);
+        for (int i = 0; i < n; ) {
+            SendBatch r = record();
+            for (int k = r.capacity(); k > 0 && i < n; k--, i++) {
+                r.put(b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i], b.remoteAddr[i],
+                        b.rkey[i], b.imm[i], b.peer[i]);
+            }
+            offer(r);
+        }
+    }
+
+    /** A free record: there is one per credit and the caller holds a credit for each record it fills. */
+    private SendBatch record() {
+        SendBatch r = pool.poll();
+        if (r == null) {
+            throw new IllegalStateException("combining record pool empty with credits held (sizing bug)");
+        }
+        return r;
+    }
+
+    private void offer(SendBatch r) {
+        if (!queue.offer(r)) {
+            throw new IllegalStateException("combining queue full with credits held (sizing bug)");
+        }
     }
 
     /**
-     * Combiner only: move published requests into postlists, ringing the doorbell each time the
-     * list is full, until the ring is empty or the budget is spent, and leave room for
-     * {@code reserve} more in the list (not yet posted). Provider errors go to {@link #drainRc}.
+     * Combiner only: move up to {@code limit} queued records into postlists, ringing the doorbell
+     * each time the list is full, and leave room for {@code reserve} more requests in the list (not
+     * yet posted). Provider errors go to {@link #drainRc}. Returns the records drained.
      */
-    private void drain(int reserve) {
-        long head = ring.consumerPosition();
-        while (budget > 0) {
-            ring.controlledRead(drainer, Integer.MAX_VALUE); // up to the wrap point or the budget
-            long now = ring.consumerPosition();
-            if (now == head) {
-                break; // empty, or the head message is still being written
-            }
-            head = now;
-        }
+    private int drain(int limit, int reserve) {
+        int got = limit > 0 ? queue.drain(drainer, limit) : 0;
         if (list.count() + reserve > maxBatch) {
             drainRc = firstError(drainRc, doorbell());
         }
+        return got;
     }
 
-    private ControlledMessageHandler.Action onBatch(int type, MutableDirectBuffer buf, int index, int length) {
-        for (int at = index, end = index + length; at < end; at += SendRecordDescriptor.RECORD) {
+    private void onRecord(SendBatch r) {
+        int n = r.count();
+        for (int i = 0; i < n; i++) {
             if (list.count() == maxBatch) {
                 drainRc = firstError(drainRc, doorbell());
             }
-            append(buf.getLong(at + SendRecordDescriptor.WR_ID), buf.getInt(at + SendRecordDescriptor.OPCODE),
-                    buf.getInt(at + SendRecordDescriptor.FLAGS), buf.getLong(at + SendRecordDescriptor.LOCAL_ADDR),
-                    buf.getInt(at + SendRecordDescriptor.LENGTH), buf.getInt(at + SendRecordDescriptor.LKEY),
-                    buf.getLong(at + SendRecordDescriptor.REMOTE_ADDR), buf.getInt(at + SendRecordDescriptor.RKEY),
-                    buf.getInt(at + SendRecordDescriptor.IMM), buf.getInt(at + SendRecordDescriptor.PEER));
+            append(r.wrId[i], r.opcode[i], r.flags[i], r.localAddr[i], r.length[i], r.lkey[i], r.remoteAddr[i],
+                    r.rkey[i], r.imm[i], r.peer[i]);
         }
-        budget -= length / SendRecordDescriptor.RECORD;
-        return budget > 0 ? ControlledMessageHandler.Action.CONTINUE : ControlledMessageHandler.Action.BREAK;
+        r.clear();
+        pool.offer(r); // single producer: the combiner role is handed over by CAS
     }
 
     /** Combiner only: post the list with one doorbell and count it (single writer: plain increments). */
@@ -222,17 +207,17 @@ public final class CombiningPoster extends AbstractSendPath {
     }
 
     private void release() {
-        // Volatile store, then the volatile re-read of the ring by the caller (combine()).
+        // Volatile store, then the volatile re-read of the queue by the caller (combine()).
         combining.set(0);
     }
 
     /**
-     * No credits. Queued requests nobody is posting (a combiner that stopped at its budget) are
-     * posted now; when a combiner is at work (or was preempted holding the flag), yield once so
+     * No credits. Queued requests nobody is posting (a combiner that stopped at its drain limit)
+     * are posted now; when a combiner is at work (or was preempted holding the flag), yield once so
      * it can finish: the credits come back only after it posts. Then report back-pressure.
      */
     private int full() {
-        if (!ringEmpty()) {
+        if (!queue.isEmpty()) {
             if (combining.lvVal() == 0) {
                 combine();
             } else {
@@ -245,46 +230,38 @@ public final class CombiningPoster extends AbstractSendPath {
 
     @Override
     public int postQueued() {
-        return ringEmpty() ? 0 : combine();
+        return queue.isEmpty() ? 0 : combine();
     }
 
     /**
-     * Drain and post until the ring is empty, another thread holds the flag, a pass makes no
-     * progress (the head message is still being written: its writer combines after it commits),
-     * or the budget is spent; never waits. Returns the first provider error, or 0.
+     * Drain and post until the queue is empty, another thread holds the flag, a pass drains
+     * nothing (the head record is still being offered: its producer combines after it publishes),
+     * or {@link #drainLimit()} records are drained; never waits. Returns the first provider error, or 0.
      */
     private int combine() {
         int rc = 0;
         int left = drainLimit;
-        while (left > 0 && !ringEmpty()) {
+        while (left > 0 && !queue.isEmpty()) {
             if (!combining.compareAndSet(0, 1)) {
-                return rc; // the holder re-checks the ring after releasing (see class comment)
+                return rc; // the holder re-checks the queue after releasing (see class comment)
             }
-            long before = ring.consumerPosition();
+            int got;
             try {
-                budget = left;
                 drainRc = 0;
-                drain(0);
-                left = budget;
+                got = drain(left, 0);
+                left -= got;
                 rc = firstError(rc, firstError(drainRc, doorbell()));
             } finally {
                 release();
             }
-            if (ring.consumerPosition() == before) {
+            if (got == 0) {
                 return rc;
             }
         }
         return rc;
     }
 
-    /** Frees the postlist and the ring's memory (no thread may use the path any more). */
-    @Override
-    public void close() {
-        super.close();
-        memory.close();
-    }
-
-    /** Requests one combiner posts for other threads before it returns. */
+    /** Records (of up to {@value #RECORD_CAPACITY} requests) one combiner posts for other threads before it returns. */
     public int drainLimit() {
         return drainLimit;
     }
@@ -299,8 +276,8 @@ public final class CombiningPoster extends AbstractSendPath {
         return combined.get();
     }
 
-    /** Requests accepted and not yet posted (an estimate: ring bytes over the record size). */
+    /** Records of accepted requests not yet posted (a snapshot). */
     public long queued() {
-        return ring.size() / SendRecordDescriptor.RECORD;
+        return queue.size();
     }
 }

@@ -79,6 +79,23 @@ public final class SendBatch {
         return i;
     }
 
+    /** {@link #add} with the opcode as its code; the caller has checked there is room. */
+    void put(long wrId, int opcode, int flags, long localAddr, int length, int lkey, long remoteAddr, int rkey, int imm,
+             int peer) {
+        int i = count;
+        this.wrId[i] = wrId;
+        this.opcode[i] = opcode;
+        this.flags[i] = flags;
+        this.localAddr[i] = localAddr;
+        this.length[i] = length;
+        this.lkey[i] = lkey;
+        this.remoteAddr[i] = remoteAddr;
+        this.rkey[i] = rkey;
+        this.imm[i] = imm;
+        this.peer[i] = peer;
+        count = i + 1;
+    }
+
     public long wrId(int i) {
         return wrId[i];
     }
