@@ -67,7 +67,7 @@ class LockFreeModelCheckTest {
         @Validate
         public void nothingStranded() {
             if (poster.queued() != 0) {
-                throw new IllegalStateException(poster.queued() + " requests stranded in the ring");
+                throw new IllegalStateException(poster.queued() + " records of accepted requests stranded in the queue");
             }
             if (qp.postedCount.get() != accepted.get() || poster.combined() != accepted.get()) {
                 throw new IllegalStateException("accepted " + accepted.get() + ", provider saw " + qp.postedCount.get()
