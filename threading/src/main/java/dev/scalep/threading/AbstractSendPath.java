@@ -157,16 +157,57 @@ abstract class AbstractSendPath implements SendPath {
         return credits.idOf(completedWrId);
     }
 
-    /** {@link #batchCheck}: the batch may go ahead (take credits next). */
-    protected static final int ADMIT = Integer.MIN_VALUE;
-
-    /** EINVAL for a batch above {@link #maxBatch}, 0 for an empty one (nothing to do), else {@link #ADMIT}. */
-    protected final int batchCheck(int n) {
-        return n > maxBatch ? Errno.EINVAL : n == 0 ? 0 : ADMIT;
+    /**
+     * Admission, the same on every path: EINVAL for a batch above {@link #maxBatch}, 0 for an empty
+     * one, back-pressure ({@link #noCredits()}) without a credit per request; then
+     * {@link #postAdmitted} with the credits held.
+     */
+    @Override
+    public final int post(SendBatch b) {
+        int n = b.count();
+        if (n > maxBatch) {
+            return Errno.EINVAL;
+        }
+        if (n == 0) {
+            return 0;
+        }
+        if (!credits.tryTake(n)) {
+            return noCredits();
+        }
+        return postAdmitted(b, n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     }
 
-    /** Append the first {@code n} requests of {@code b} to {@link #list}. Holder of the right to post only. */
-    protected final void appendAll(SendBatch b, int n) {
+    @Override
+    public final int post(long wrId, Opcode op, int flags, long localAddr, int length, int lkey,
+                          long remoteAddr, int rkey, int imm, int peer) {
+        if (!credits.tryTake(1)) {
+            return noCredits();
+        }
+        return postAdmitted(null, 1, wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+    }
+
+    /**
+     * Post {@code n} admitted requests (their credits are held): those of {@code b}, or when
+     * {@code b} is null the one given in the remaining arguments. Same result as {@link #post}.
+     */
+    protected abstract int postAdmitted(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr,
+                                        int length, int lkey, long remoteAddr, int rkey, int imm, int peer);
+
+    /** What a post without credits returns ({@link #EAGAIN}); a path may first help the holder. */
+    protected int noCredits() {
+        return EAGAIN;
+    }
+
+    /**
+     * Append admitted requests to {@link #list} (as {@link #postAdmitted} receives them). Holder of the
+     * right to post only.
+     */
+    protected final void appendOwn(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length,
+                                   int lkey, long remoteAddr, int rkey, int imm, int peer) {
+        if (b == null) {
+            append(wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+            return;
+        }
         for (int i = 0; i < n; i++) {
             append(b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i],
                     b.remoteAddr[i], b.rkey[i], b.imm[i], b.peer[i]);

@@ -1,6 +1,5 @@
 package dev.scalep.threading;
 
-import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
@@ -69,33 +68,8 @@ public final class CombiningPoster extends AbstractSendPath {
     }
 
     @Override
-    public int post(SendBatch b) {
-        int n = b.count();
-        int check = batchCheck(n);
-        if (check != ADMIT) {
-            return check;
-        }
-        if (!credits.tryTake(n)) {
-            return full();
-        }
-        return postOwn(b, n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    }
-
-    @Override
-    public int post(long wrId, Opcode op, int flags, long localAddr, int length, int lkey,
-                    long remoteAddr, int rkey, int imm, int peer) {
-        if (!credits.tryTake(1)) {
-            return full();
-        }
-        return postOwn(null, 1, wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
-    }
-
-    /**
-     * The caller holds credits for its {@code n} requests: those of {@code b}, or the one given in
-     * the fields when {@code b} is null. Post them, as combiner if the flag is free, else queue them.
-     */
-    private int postOwn(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length, int lkey,
-                        long remoteAddr, int rkey, int imm, int peer) {
+    protected int postAdmitted(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length,
+                               int lkey, long remoteAddr, int rkey, int imm, int peer) {
         int mine = WrIds.owner(b != null ? b.wrId[0] : wrId);
         long refusedBefore = mine < owners ? credits.rejected(mine) : 0;
         if (combining.compareAndSet(0, 1)) {
@@ -104,11 +78,7 @@ public final class CombiningPoster extends AbstractSendPath {
                 drainRc = 0;
                 drain(drainLimit, n);
                 if (queue.isEmpty()) {
-                    if (b != null) {
-                        appendAll(b, n);
-                    } else {
-                        append(wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
-                    }
+                    appendOwn(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
                 } else {
                     // A record ahead is still being offered (perhaps one of ours): queue behind it,
                     // so each thread's requests keep their order.
@@ -216,7 +186,8 @@ public final class CombiningPoster extends AbstractSendPath {
      * are posted now; when a combiner is at work (or was preempted holding the flag), yield once so
      * it can finish: the credits come back only after it posts. Then report back-pressure.
      */
-    private int full() {
+    @Override
+    protected int noCredits() {
         if (!queue.isEmpty()) {
             if (combining.lvVal() == 0) {
                 combine();
