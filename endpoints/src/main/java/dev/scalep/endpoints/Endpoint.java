@@ -84,7 +84,7 @@ public final class Endpoint {
 
     Endpoint(EndpointManager manager, int index, int owner, SendPath path, CompletionRouter router, QueuePair qp,
              SharedReceiveQueue srq, MemoryRegion mr, MemorySegment region, int ctx, int pd, int mrIdx, int qpIdx,
-             int cqIdx, int srqIdx, int tdIdx, int qpSharers, int cqSharers) {
+             int cqIdx, int srqIdx, int tdIdx, int qpSharers, int cqSharers, Object recvLock) {
         this.manager = manager;
         this.index = index;
         this.owner = owner;
@@ -94,7 +94,8 @@ public final class Endpoint {
         this.srq = srq;
         this.mr = mr;
         this.region = region;
-        EndpointOptions o = manager.options();
+        EndpointPlan plan = manager.plan();
+        EndpointOptions o = plan.options();
         this.bufferBytes = o.bufferBytes();
         this.slotBytes = o.recvSlotBytes();
         this.recvDepth = o.recvDepth();
@@ -104,16 +105,16 @@ public final class Endpoint {
         this.recvAddr = readAddr + bufferBytes;
         this.lkey = mr.lkey();
         this.batch = new SendBatch(Math.min(o.postlist(), path.maxBatch()));
-        this.signalEvery = manager.signalEvery;
-        this.inline = manager.inlineThreshold;
+        this.signalEvery = plan.signalEvery();
+        this.inline = plan.inlineThreshold();
         this.where = new int[]{ctx, pd, mrIdx, qpIdx, cqIdx, srqIdx, tdIdx};
         this.qpSharers = qpSharers;
         this.cqSharers = cqSharers;
-        this.recvLock = manager.recvLocks[index];
+        this.recvLock = recvLock;
         this.chain = path instanceof ChainedPoster c ? c : null;
         this.postlist = o.postlist();
-        this.sgeHeaderPayload = chain != null && manager.sgeHeaderPayload;
-        this.recvSlots = srq != null ? manager.recvSlotsPerEndpoint : recvDepth;
+        this.sgeHeaderPayload = chain != null && plan.sgeHeaderPayload();
+        this.recvSlots = srq != null ? plan.recvSlotsPerEndpoint() : recvDepth;
     }
 
     void peer(Endpoint other) {
@@ -467,7 +468,8 @@ public final class Endpoint {
             // One postRecv call stocks this endpoint's share of the SRQ; consumed slots go back in batches.
             synchronized (recvLock) {
                 refiller = RecvRefiller.forSrq(srq, recvSlots, recvAddr, slotBytes, lkey,
-                        Math.min(manager.srqRefillBatch, recvSlots), manager.srqRefillThreshold, WrIds.recv(owner, 0));
+                        Math.min(manager.plan().srqRefillBatch(), recvSlots), manager.plan().srqRefillThreshold(),
+                        WrIds.recv(owner, 0));
             }
             return;
         }
