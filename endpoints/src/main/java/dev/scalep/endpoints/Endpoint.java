@@ -56,7 +56,8 @@ public final class Endpoint {
     private final int bufferBytes;
     private final int slotBytes;
     private final int recvDepth;
-    private final SendBatch batch;
+    /** Where requests wait for their postlist: the poster's batch, or the chained path's pool. */
+    private final SendStaging staging;
     private final RecvWorkRequests recv = new RecvWorkRequests(1, 1);
     private final Completion scratch = new Completion();
     private final int signalEvery;
@@ -67,7 +68,6 @@ public final class Endpoint {
     private final Object recvLock;
     /** The pool-fed send path of a per-thread QP with chained posts or two-SGE posts; null otherwise. */
     private final ChainedPoster chain;
-    private final int postlist;
     private final boolean sgeHeaderPayload;
     private final int recvSlots;
     private RecvRefiller refiller;
@@ -78,7 +78,6 @@ public final class Endpoint {
     private long peerSend;
     private int peerRkey;
     private int sinceSignal;
-    private long posted;
     /** Status of the first error completion this endpoint polled or drained (0: none). */
     private int firstErrorStatus;
 
@@ -104,7 +103,6 @@ public final class Endpoint {
         this.readAddr = targetAddr + bufferBytes;
         this.recvAddr = readAddr + bufferBytes;
         this.lkey = mr.lkey();
-        this.batch = new SendBatch(Math.min(o.postlist(), path.maxBatch()));
         this.signalEvery = plan.signalEvery();
         this.inline = plan.inlineThreshold();
         this.where = new int[]{ctx, pd, mrIdx, qpIdx, cqIdx, srqIdx, tdIdx};
@@ -112,7 +110,8 @@ public final class Endpoint {
         this.cqSharers = cqSharers;
         this.recvLock = recvLock;
         this.chain = path instanceof ChainedPoster c ? c : null;
-        this.postlist = o.postlist();
+        this.staging = chain != null ? new SendStaging.Chain(chain, o.postlist())
+                : new SendStaging.Batch(new SendBatch(Math.min(o.postlist(), path.maxBatch())), path, router);
         this.sgeHeaderPayload = chain != null && plan.sgeHeaderPayload();
         this.recvSlots = srq != null ? plan.recvSlotsPerEndpoint() : recvDepth;
     }
@@ -187,7 +186,7 @@ public final class Endpoint {
     public int sendGather(long wrId, int headerOffset, int headerLength, int payloadOffset, int payloadLength) {
         checkOwner("sendGather");
         checkGather();
-        return stageChained(wrId, Opcode.SEND, sendAddr + headerOffset, headerLength, sendAddr + payloadOffset,
+        return stage(wrId, Opcode.SEND, sendAddr + headerOffset, headerLength, sendAddr + payloadOffset,
                 payloadLength, 0, 0);
     }
 
@@ -196,7 +195,7 @@ public final class Endpoint {
                            int remoteOffset) {
         checkOwner("writeGather");
         checkGather();
-        return stageChained(wrId, Opcode.RDMA_WRITE, sendAddr + headerOffset, headerLength, sendAddr + payloadOffset,
+        return stage(wrId, Opcode.RDMA_WRITE, sendAddr + headerOffset, headerLength, sendAddr + payloadOffset,
                 payloadLength, peerTarget + remoteOffset, 0);
     }
 
@@ -214,42 +213,19 @@ public final class Endpoint {
     }
 
     private int stage(long wrId, Opcode op, long laddr, int length, long raddr, int imm) {
-        if (chain != null) {
-            return stageChained(wrId, op, 0, 0, laddr, length, raddr, imm);
-        }
-        if (batch.isFull()) {
-            int rc = submit();
-            if (rc != 0) {
-                return rc;
-            }
-        }
-        int flags = 0;
-        if (++sinceSignal >= signalEvery) {
-            flags = SendFlags.SIGNALED;
-            sinceSignal = 0;
-        }
-        if (length > 0 && length <= inline && op != Opcode.RDMA_READ) {
-            flags |= SendFlags.INLINE;
-        }
-        batch.add(WrIds.send(owner, wrId), op, flags, laddr, length, lkey, raddr, peerRkey, imm, 0);
-        if (batch.isFull()) {
-            int rc = submit();
-            if (rc != 0 && rc != SendPath.EAGAIN) {
-                return rc;
-            }
-        }
-        return 0;
+        return stage(wrId, op, 0, 0, laddr, length, raddr, imm);
     }
 
-    private boolean chainDue() {
-        return chain.chainFull() || chain.staged() >= postlist;
-    }
-
-    private int stageChained(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, long raddr,
-                             int imm) {
-        ChainedPoster c = chain;
-        if (chainDue()) {
-            int rc = submitChain();
+    /**
+     * The one send path: post first when the list is due, stage the request (signaled every q-th,
+     * inline below the threshold), post when the list is due. Back-pressure while staging posts
+     * what is staged (it holds credits) and reaps completions before reporting it.
+     */
+    private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, long raddr,
+                      int imm) {
+        SendStaging s = staging;
+        if (s.due()) {
+            int rc = s.post();
             if (rc != 0) {
                 return rc;
             }
@@ -264,47 +240,21 @@ public final class Endpoint {
         if (total > 0 && total <= inline && op != Opcode.RDMA_READ) {
             flags |= SendFlags.INLINE;
         }
-        int rc = c.stage(WrIds.send(owner, wrId), op, flags, headerAddr, headerLength, laddr, length, lkey, raddr,
+        int rc = s.add(WrIds.send(owner, wrId), op, flags, headerAddr, headerLength, laddr, length, lkey, raddr,
                 peerRkey, imm);
         if (rc != 0) {
             sinceSignal = before;
-            int prc = submitChain(); // what is staged holds credits: post it so completions can return them
+            int prc = s.post(); // what is staged holds credits: post it so completions can return them
             router.progress();
             return prc != 0 && prc != SendPath.EAGAIN ? prc : rc;
         }
-        if (chainDue()) {
-            int prc = submitChain();
+        if (s.due()) {
+            int prc = s.post();
             if (prc != 0 && prc != SendPath.EAGAIN) {
                 return prc;
             }
         }
         return 0;
-    }
-
-    private int submitChain() {
-        ChainedPoster c = chain;
-        int n = c.staged();
-        if (n == 0) {
-            return 0;
-        }
-        int rc = c.postStaged();
-        posted += n; // the refused ones are settled through rejected(owner)
-        return rc;
-    }
-
-    private int submit() {
-        int n = batch.count();
-        if (n == 0) {
-            return 0;
-        }
-        int rc = path.post(batch);
-        if (rc == 0 || rc != SendPath.EAGAIN) {
-            posted += n;
-            batch.clear();
-        } else {
-            router.progress();
-        }
-        return rc;
     }
 
     /**
@@ -315,49 +265,27 @@ public final class Endpoint {
      */
     public int flush() {
         checkOwner("flush");
-        if (chain != null) {
-            return flushChain();
-        }
-        int n = batch.count();
-        if (n > 0) {
-            batch.flags(n - 1, batch.flags(n - 1) | SendFlags.SIGNALED);
+        SendStaging s = staging;
+        if (s.staged() > 0) {
+            s.signalLast();
             sinceSignal = 0;
-            return submit();
+            return s.post();
         }
         if (sinceSignal > 0) {
-            Opcode op = qp.pd().context().capabilities().rdmaWrite() ? Opcode.RDMA_WRITE : Opcode.SEND;
-            batch.add(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED, 0, 0, lkey, peerTarget, peerRkey, 0, 0);
-            int rc = submit();
-            if (rc == 0) {
-                sinceSignal = 0;
-            } else if (rc == SendPath.EAGAIN) {
-                batch.clear();
-            }
-            return rc;
-        }
-        return 0;
-    }
-
-    private int flushChain() {
-        ChainedPoster c = chain;
-        if (c.staged() > 0) {
-            c.signalLast();
-            sinceSignal = 0;
-            return submitChain();
-        }
-        if (sinceSignal > 0) {
-            if (c.chainFull()) {
-                submitChain();
+            if (s.due()) {
+                s.post();
             }
             Opcode op = qp.pd().context().capabilities().rdmaWrite() ? Opcode.RDMA_WRITE : Opcode.SEND;
-            int rc = c.stage(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED, 0, 0, 0, 0, lkey, peerTarget, peerRkey, 0);
+            int rc = s.add(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED, 0, 0, 0, 0, lkey, peerTarget, peerRkey, 0);
             if (rc != 0) {
                 router.progress();
                 return rc;
             }
-            rc = submitChain();
+            rc = s.post();
             if (rc == 0) {
                 sinceSignal = 0;
+            } else if (rc == SendPath.EAGAIN) {
+                s.discard();
             }
             return rc;
         }
@@ -435,7 +363,7 @@ public final class Endpoint {
      * provider ({@link #rejected()}). Staged ones are not counted.
      */
     public long outstanding() {
-        return posted - path.retired(owner) - path.rejected(owner);
+        return staging.posted - path.retired(owner) - path.rejected(owner);
     }
 
     /**
@@ -454,7 +382,7 @@ public final class Endpoint {
 
     /** Requests staged in the postlist and not yet posted. */
     public int staged() {
-        return chain != null ? chain.staged() : batch.count();
+        return staging.staged();
     }
 
     /** Post receive slot {@code slot} again (after reading it). Any receive completion names its slot as the wrId. */
@@ -585,7 +513,7 @@ public final class Endpoint {
     }
 
     void closeLocal() {
-        batch.clear();
+        staging.discard();
         recv.close();
         synchronized (recvLock) {
             if (refiller != null) {
