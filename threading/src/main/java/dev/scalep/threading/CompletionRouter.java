@@ -204,14 +204,7 @@ public final class CompletionRouter implements AutoCloseable {
                 if (h == null) {
                     break; // every spare record is held: wait for the slow owners (nothing dropped)
                 }
-                Completion c = h.c;
-                c.wrId = user;
-                c.status = status;
-                c.opcode = opcode;
-                c.byteLen = len;
-                c.imm = imm;
-                c.qpNum = qpn;
-                c.flags = flags;
+                h.c.set(user, status, opcode, len, imm, qpn, flags);
                 h.path = retireVia;
                 h.providerWrId = providerWrId;
                 waiting.offer(h);

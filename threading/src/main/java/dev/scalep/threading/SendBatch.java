@@ -65,17 +65,7 @@ public final class SendBatch {
         if (i == capacity) {
             return -1;
         }
-        this.wrId[i] = wrId;
-        this.opcode[i] = op.code;
-        this.flags[i] = flags;
-        this.localAddr[i] = localAddr;
-        this.length[i] = length;
-        this.lkey[i] = lkey;
-        this.remoteAddr[i] = remoteAddr;
-        this.rkey[i] = rkey;
-        this.imm[i] = imm;
-        this.peer[i] = peer;
-        count = i + 1;
+        put(wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
         return i;
     }
 

@@ -38,13 +38,7 @@ public final class SpscCompletionRing {
         if (c == null) {
             return false;
         }
-        c.wrId = wrId;
-        c.status = status;
-        c.opcode = opcode;
-        c.byteLen = byteLen;
-        c.imm = imm;
-        c.qpNum = qpNum;
-        c.flags = flags;
+        c.set(wrId, status, opcode, byteLen, imm, qpNum, flags);
         ready.offer(c); // never full: at most capacity records exist
         return true;
     }

@@ -6,6 +6,7 @@ import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The lock-free hand-offs under Lincheck's model checker (every interleaving of the operations'
@@ -25,15 +26,18 @@ import org.junit.jupiter.api.Test;
  * that breaks them.
  */
 class LockFreeModelCheckTest {
+    /** Bounded by the scenario counts, not by time; the limit only guards a loaded machine against a hang. */
     @Test
+    @Timeout(900)
     void combiningHandOff() {
-        new ModelCheckingOptions().iterations(40).invocationsPerIteration(400).threads(3).actorsPerThread(2)
+        new ModelCheckingOptions().iterations(25).invocationsPerIteration(300).threads(3).actorsPerThread(2)
                 .actorsBefore(0).actorsAfter(0).check(Combining.class);
     }
 
     @Test
+    @Timeout(900)
     void completionRing() {
-        new ModelCheckingOptions().iterations(40).invocationsPerIteration(400).threads(2).actorsPerThread(3)
+        new ModelCheckingOptions().iterations(25).invocationsPerIteration(300).threads(2).actorsPerThread(3)
                 .actorsBefore(0).actorsAfter(1).check(CompletionRing.class);
     }
 
