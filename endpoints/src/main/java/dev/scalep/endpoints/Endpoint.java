@@ -1,6 +1,5 @@
 package dev.scalep.endpoints;
 
-import dev.scalep.endpoints.srd.RecvRefiller;
 import dev.scalep.threading.Affinity;
 import dev.scalep.threading.Completion;
 import dev.scalep.threading.CompletionRouter;
@@ -12,7 +11,6 @@ import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QueuePair;
-import dev.scalep.verbs.RecvWorkRequests;
 import dev.scalep.verbs.SendFlags;
 import dev.scalep.verbs.SharedReceiveQueue;
 
@@ -45,32 +43,27 @@ public final class Endpoint {
     private final SendPath path;
     private final CompletionRouter router;
     private final QueuePair qp;
-    private final SharedReceiveQueue srq;
     private final MemoryRegion mr;
     private final MemorySegment region;
     private final long sendAddr;
     private final long targetAddr;
     private final long readAddr;
-    private final long recvAddr;
     private final int lkey;
     private final int bufferBytes;
     private final int slotBytes;
-    private final int recvDepth;
     /** Where requests wait for their postlist: the poster's batch, or the chained path's pool. */
     private final SendStaging staging;
-    private final RecvWorkRequests recv = new RecvWorkRequests(1, 1);
+    /** Receive slots, posted to the QP or as this endpoint's share of an SRQ. */
+    private final EndpointReceives receives;
     private final Completion scratch = new Completion();
     private final int signalEvery;
     private final int inline;
     private final int[] where;
     private final int qpSharers;
     private final int cqSharers;
-    private final Object recvLock;
     /** The pool-fed send path of a per-thread QP with chained posts or two-SGE posts; null otherwise. */
     private final ChainedPoster chain;
     private final boolean sgeHeaderPayload;
-    private final int recvSlots;
-    private RecvRefiller refiller;
 
     private volatile Thread ownerThread;
     private Affinity.Result pinResult;
@@ -90,30 +83,26 @@ public final class Endpoint {
         this.path = path;
         this.router = router;
         this.qp = qp;
-        this.srq = srq;
         this.mr = mr;
         this.region = region;
         EndpointPlan plan = manager.plan();
         EndpointOptions o = plan.options();
         this.bufferBytes = o.bufferBytes();
         this.slotBytes = o.recvSlotBytes();
-        this.recvDepth = o.recvDepth();
         this.sendAddr = region.address();
         this.targetAddr = sendAddr + bufferBytes;
         this.readAddr = targetAddr + bufferBytes;
-        this.recvAddr = readAddr + bufferBytes;
+        this.receives = new EndpointReceives(index, owner, qp, srq, recvLock, readAddr + bufferBytes, mr.lkey(), plan);
         this.lkey = mr.lkey();
         this.signalEvery = plan.signalEvery();
         this.inline = plan.inlineThreshold();
         this.where = new int[]{ctx, pd, mrIdx, qpIdx, cqIdx, srqIdx, tdIdx};
         this.qpSharers = qpSharers;
         this.cqSharers = cqSharers;
-        this.recvLock = recvLock;
         this.chain = path instanceof ChainedPoster c ? c : null;
         this.staging = chain != null ? new SendStaging.Chain(chain, o.postlist())
                 : new SendStaging.Batch(new SendBatch(Math.min(o.postlist(), path.maxBatch())), path, router);
         this.sgeHeaderPayload = chain != null && plan.sgeHeaderPayload();
-        this.recvSlots = srq != null ? plan.recvSlotsPerEndpoint() : recvDepth;
     }
 
     void peer(Endpoint other) {
@@ -392,64 +381,31 @@ public final class Endpoint {
     }
 
     void postInitialReceives() {
-        if (srq != null) {
-            // One postRecv call stocks this endpoint's share of the SRQ; consumed slots go back in batches.
-            synchronized (recvLock) {
-                refiller = RecvRefiller.forSrq(srq, recvSlots, recvAddr, slotBytes, lkey,
-                        Math.min(manager.plan().srqRefillBatch(), recvSlots), manager.plan().srqRefillThreshold(),
-                        WrIds.recv(owner, 0));
-            }
-            return;
-        }
-        for (int s = 0; s < recvDepth; s++) {
-            int rc = postRecv(s);
-            if (rc != 0) {
-                throw new IllegalStateException("posting receive " + s + " of endpoint " + index + " failed: errno="
-                        + rc + " (" + Errno.name(rc) + ")");
-            }
-        }
+        receives.postInitial();
     }
 
     private int postRecv(int slot) {
-        if (slot < 0 || slot >= recvSlots) {
-            throw new IllegalArgumentException("receive slot " + slot + " out of range 0.." + (recvSlots - 1));
-        }
-        synchronized (recvLock) {
-            if (refiller != null) {
-                refiller.release(slot);
-                return 0;
-            }
-            recv.clear();
-            recv.add(WrIds.recv(owner, slot));
-            recv.sge(0, recvAddr + (long) slot * slotBytes, slotBytes, lkey);
-            return srq != null ? srq.postRecv(recv) : qp.postRecv(recv);
-        }
+        return receives.post(slot);
     }
 
     /** Receive slots this endpoint posts (its share of an SRQ, else its receive depth). */
     public int recvSlots() {
-        return recvSlots;
+        return receives.slots();
     }
 
     /** {@code postRecv} calls made for this endpoint's receives on an SRQ (initial stock included); -1 without an SRQ. */
     public long recvPostCalls() {
-        synchronized (recvLock) {
-            return refiller == null ? -1 : refiller.batches();
-        }
+        return receives.postCalls();
     }
 
     /** Receives posted for this endpoint on an SRQ (initial stock included); -1 without an SRQ. */
     public long recvPosted() {
-        synchronized (recvLock) {
-            return refiller == null ? -1 : refiller.posted();
-        }
+        return receives.posted();
     }
 
     /** Consumed receives waiting for the next refill batch (0 without an SRQ). */
     public int recvWaiting() {
-        synchronized (recvLock) {
-            return refiller == null ? 0 : refiller.waiting();
-        }
+        return receives.waiting();
     }
 
     /** Records in this endpoint's WR pool (0 when it posts through the poster's own list). */
@@ -514,12 +470,6 @@ public final class Endpoint {
 
     void closeLocal() {
         staging.discard();
-        recv.close();
-        synchronized (recvLock) {
-            if (refiller != null) {
-                refiller.close();
-                refiller = null;
-            }
-        }
+        receives.close();
     }
 }
