@@ -2,7 +2,6 @@ package dev.scalep.endpoints;
 
 import dev.scalep.policies.EndpointClass;
 import dev.scalep.policies.QpMode;
-import dev.scalep.policies.Share;
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.policies.TdMode;
 import dev.scalep.threading.CombiningPoster;
@@ -16,7 +15,6 @@ import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.Context;
 import dev.scalep.verbs.CqOptions;
 import dev.scalep.verbs.Device;
-import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.ProtectionDomain;
 import dev.scalep.verbs.QpInitAttr;
@@ -74,18 +72,13 @@ public final class EndpointManager implements AutoCloseable {
     private final SharingConfig requested;
     private final int threads;
     private final EndpointOptions options;
-    private final List<Substitution> substitutions = new ArrayList<>();
-    final TdMode td;
-    final int signalEvery;
-    final int inlineThreshold;
-    final boolean useSrq;
+    /** Settings and substitutions, resolved before anything is built. */
+    private final EndpointPlan plan;
+    /** The plan's substitutions, plus what the device refuses while building (CQ moderation). */
+    private final List<Substitution> substitutions;
+    private final TdMode td;
+    private final boolean useSrq;
     final QpType qpType;
-    final boolean sgeHeaderPayload;
-    final boolean chained;
-    final int srqRefillBatch;
-    final int srqRefillThreshold;
-    int recvSlotsPerEndpoint;
-    private final boolean blueFlame;
     private final Map<String, String> applied = new LinkedHashMap<>();
 
     final List<Context> contexts = new ArrayList<>();
@@ -113,84 +106,17 @@ public final class EndpointManager implements AutoCloseable {
     boolean connected;
     private boolean closed;
 
-    private EndpointManager(Device device, SharingConfig cfg, int threads, EndpointOptions opts, int peers) {
+    private EndpointManager(Device device, EndpointPlan plan) {
         this.device = device;
-        this.peers = peers;
-        this.requested = cfg;
-        this.threads = threads;
-        DeviceCapabilities caps = device.capabilities();
-        // Port, GID, MTU and read/atomic depths against the device, before anything is allocated.
-        opts.connection().check("ibv_create_qp", device.name(), caps, device.ports());
-        // DEFAULTS asks for BlueFlame wherever it exists; only an explicit request is reported.
-        if (opts.context().blueFlame() && !caps.blueFlame() && opts.context() != dev.scalep.verbs.ContextOptions.DEFAULTS) {
-            substitutions.add(new Substitution("blueflame", "on", "off", device.name() + " has no BlueFlame registers"));
-        }
-        this.blueFlame = opts.context().blueFlame() && caps.blueFlame();
-        this.options = opts;
-        TdMode t = cfg.td();
-        if (t != TdMode.NONE && !caps.threadDomains()) {
-            substitutions.add(new Substitution("td", t.spelling(), "none", device.name()
-                    + " has no thread domains; QPs use the driver's static doorbell assignment, contexts as configured"));
-            t = TdMode.NONE;
-        }
-        this.td = t;
-        int q = opts.signalEvery();
-        if (q > 1 && (!caps.unsignaled() || !caps.inOrder())) {
-            substitutions.add(new Substitution("signalEvery", Integer.toString(q), "1", device.name()
-                    + (caps.unsignaled() ? " completes out of order, so an unsignaled request cannot be retired by a later completion"
-                    : " cannot post unsignaled work requests")));
-            q = 1;
-        }
-        int qpSharers = cfg.qp().threadsPerInstance(threads);
-        if (q > 1 && qpSharers > 1 && q > opts.sendDepth() / qpSharers) {
-            int clamped = Math.max(1, opts.sendDepth() / qpSharers);
-            substitutions.add(new Substitution("signalEvery", Integer.toString(q), Integer.toString(clamped),
-                    "a QP shared by " + qpSharers + " threads with depth " + opts.sendDepth()
-                            + " needs a signaled request among every depth/sharers of a thread's requests"));
-            q = clamped;
-        }
-        this.signalEvery = q;
-        int inl = opts.inlineThreshold();
-        if (inl > caps.maxInline()) {
-            substitutions.add(new Substitution("inline", Integer.toString(inl), Integer.toString(caps.maxInline()),
-                    device.name() + " inlines at most " + caps.maxInline() + " bytes"));
-            inl = caps.maxInline();
-        }
-        this.inlineThreshold = inl;
-        boolean srq = cfg.srq().kind() != Share.Kind.NONE;
-        if (srq && caps.maxSrq() == 0) {
-            substitutions.add(new Substitution("srq", cfg.srq().toString(), "none", device.name() + " has no SRQs"));
-            srq = false;
-        }
-        this.useSrq = srq;
-        this.qpType = caps.qpTypes().contains(QpType.RC) ? QpType.RC : QpType.SRD;
-        boolean sharedQp = cfg.qp().threadsPerInstance(threads) > 1;
-        boolean ch = opts.chainPool() > 0;
-        if (ch && sharedQp) {
-            substitutions.add(new Substitution("chained", "pool " + opts.chainPool() + ", max-length " + opts.chainMaxLength(),
-                    "the shared poster's list", "a QP shared by " + cfg.qp().threadsPerInstance(threads)
-                    + " threads is posted by " + cfg.qpMode().spelling() + " poster, which builds its own lists"));
-            ch = false;
-        }
-        if (ch && peers > 1) {
-            substitutions.add(new Substitution("chained", "pool " + opts.chainPool() + ", max-length " + opts.chainMaxLength(),
-                    "off", "a chained-post path has one destination; these QPs reach " + peers + " ranks"));
-            ch = false;
-        }
-        this.chained = ch;
-        boolean sge = opts.sgeHeaderPayload();
-        if (sge && sharedQp) {
-            substitutions.add(new Substitution("sge-header-payload", "true", "false",
-                    "two-SGE posts need a per-thread QP; this QP is shared by " + cfg.qp().threadsPerInstance(threads) + " threads"));
-            sge = false;
-        } else if (sge && caps.maxSge() < 2) {
-            substitutions.add(new Substitution("sge-header-payload", "true", "false",
-                    device.name() + " takes " + caps.maxSge() + " SGE per send WR"));
-            sge = false;
-        }
-        this.sgeHeaderPayload = sge;
-        this.srqRefillBatch = Math.max(1, opts.srqRefillBatch());
-        this.srqRefillThreshold = opts.srqRefillThreshold();
+        this.plan = plan;
+        this.requested = plan.requested();
+        this.threads = plan.threads();
+        this.options = plan.options();
+        this.substitutions = new ArrayList<>(plan.substitutions());
+        this.td = plan.td();
+        this.useSrq = plan.useSrq();
+        this.qpType = plan.qpType();
+        this.peers = plan.peers();
         this.endpoints = new Endpoint[threads];
         this.taken = new boolean[threads];
         this.recvLocks = new Object[threads];
@@ -211,7 +137,11 @@ public final class EndpointManager implements AutoCloseable {
             throw new IllegalArgumentException("threads must be in 1.." + dev.scalep.threading.WrIds.MAX_OWNERS + ": " + threads);
         }
         cfg.checkThreads(threads);
-        EndpointManager m = new EndpointManager(device, cfg, threads, opts == null ? EndpointOptions.DEFAULTS : opts, peers);
+        EndpointOptions o = opts == null ? EndpointOptions.DEFAULTS : opts;
+        // Port, GID, MTU and read/atomic depths against the device, before anything is allocated.
+        o.connection().check("ibv_create_qp", device.name(), device.capabilities(), device.ports());
+        EndpointPlan plan = EndpointPlan.resolve(device.name(), device.capabilities(), cfg, threads, o, peers);
+        EndpointManager m = new EndpointManager(device, plan);
         try {
             m.build();
             m.describe();
@@ -248,21 +178,16 @@ public final class EndpointManager implements AutoCloseable {
                 + m.device.name() + " with " + m.threads + " threads: " + changes);
     }
 
-    private static int per(Share s, int threads) {
-        return Math.max(1, s.threadsPerInstance(threads));
-    }
-
     private void build() {
-        SharingConfig c = requested;
+        EndpointPlan p = plan;
         int n = threads;
-        int ctxPer = per(c.ctx(), n);
-        int pdPer = per(c.pd(), n);
-        int mrPer = per(c.mr(), n);
-        int qpPer = per(c.qp(), n);
-        boolean cqPerQp = c.cq().kind() == Share.Kind.PER_QP;
-        int cqPer = cqPerQp ? qpPer : per(c.cq(), n);
-        int srqPer = useSrq ? per(c.srq(), n) : 0;
-        boolean bufShared = c.buf().shared(n);
+        int ctxPer = p.ctxPer();
+        int pdPer = p.pdPer();
+        int mrPer = p.mrPer();
+        int qpPer = p.qpPer();
+        int cqPer = p.cqPer();
+        int srqPer = p.srqPer();
+        boolean bufShared = p.bufShared();
         EndpointOptions o = options;
         int regionBytes = 3 * o.bufferBytes() + o.recvDepth() * o.recvSlotBytes();
         int stride = bufShared ? regionBytes : align(regionBytes, 64);
@@ -286,35 +211,10 @@ public final class EndpointManager implements AutoCloseable {
             mrs.add(pds.get(first / pdPer).register(mem, Access.ALL_RDMA));
         }
         boolean moderate = true;
-        for (int i = 0; i < (n + cqPer - 1) / cqPer; i++) {
+        for (int i = 0; i < p.cqDepths().length; i++) {
             int first = i * cqPer;
             int members = Math.min(cqPer, n - first);
-            int qpsOnCq = (members + qpPer - 1) / qpPer;
-            long need = (long) qpsOnCq * o.sendDepth() + (long) members * o.recvDepth();
-            long depth = need;
-            if (o.cqDepth() > 0) {
-                if (o.cqDepth() < need) {
-                    if (i == 0) {
-                        substitutions.add(new Substitution("cq.depth", Integer.toString(o.cqDepth()), Long.toString(need),
-                                "a CQ serving " + members + " threads can hold " + need
-                                        + " completions at once (send and receive depths); a smaller CQ could overrun"));
-                    }
-                } else {
-                    depth = o.cqDepth();
-                }
-            }
-            int max = device.capabilities().maxCqe();
-            if (depth > max && o.cqDepth() > need && need <= max) {
-                if (i == 0) {
-                    substitutions.add(new Substitution("cq.depth", Integer.toString(o.cqDepth()), Integer.toString(max),
-                            device.name() + " allows at most " + max + " CQEs per CQ"));
-                }
-                depth = max;
-            }
-            if (depth > max) {
-                throw new IllegalArgumentException("a CQ serving " + members + " threads needs " + depth
-                        + " entries, above " + device.name() + "'s max_cqe " + max + "; lower sendDepth/recvDepth or share the CQ less");
-            }
+            int depth = p.cqDepths()[i];
             CqOptions co = CqOptions.of((int) depth).withExtended(device.capabilities().extendedCqOnly());
             CompletionQueue cq = contexts.get(first / ctxPer).createCq(co);
             cqs.add(cq);
@@ -329,12 +229,9 @@ public final class EndpointManager implements AutoCloseable {
             }
             routers.add(new CompletionRouter(cq, members, o.sendDepth() + o.recvDepth(), o.pollBatch()));
         }
-        for (int i = 0; useSrq && i < (n + srqPer - 1) / srqPer; i++) {
-            int first = i * srqPer;
-            int members = Math.min(srqPer, n - first);
-            srqs.add(pds.get(first / pdPer).createSrq(srqDepth(members, i == 0), 1));
+        for (int i = 0; i < p.srqDepths().length; i++) {
+            srqs.add(pds.get(i * srqPer / pdPer).createSrq(p.srqDepths()[i], 1));
         }
-        recvSlotsPerEndpoint = useSrq ? Math.max(1, Math.min(o.recvDepth(), srqDepth(srqPer, false) / srqPer)) : o.recvDepth();
         for (int i = 0; i < (n + qpPer - 1) / qpPer; i++) {
             int first = i * qpPer;
             int members = Math.min(qpPer, n - first);
@@ -361,7 +258,7 @@ public final class EndpointManager implements AutoCloseable {
             CompletionQueue cq = cqs.get(first / cqPer);
             SharedReceiveQueue srq = useSrq ? srqs.get(first / srqPer) : null;
             QpInitAttr attr = new QpInitAttr(qpType, cq, cq, srq, o.sendDepth(), srq == null ? members * o.recvDepth() : 0,
-                    sgeHeaderPayload ? 2 : 1, 1, inlineThreshold, false);
+                    p.sgeHeaderPayload() ? 2 : 1, 1, p.inlineThreshold(), false);
             QueuePair qp = via.createQp(attr.withConnection(o.connection()));
             qps.add(qp);
             int owners = Math.min(cqPer, n - (first / cqPer) * cqPer);
@@ -369,8 +266,9 @@ public final class EndpointManager implements AutoCloseable {
                     ? (requested.qpMode() == QpMode.LOCKED
                     ? new LockedPoster(qp, o.sendDepth(), owners, peers, null)
                     : new CombiningPoster(qp, o.sendDepth(), owners, peers, null))
-                    : (chained || sgeHeaderPayload) && peers == 1
-                    ? new ChainedPoster(qp, chained ? o.chainPool() : o.postlist(), chained ? o.chainMaxLength() : o.postlist(), owners)
+                    : (p.chained() || p.sgeHeaderPayload()) && peers == 1
+                    ? new ChainedPoster(qp, p.chained() ? o.chainPool() : o.postlist(),
+                    p.chained() ? o.chainMaxLength() : o.postlist(), owners)
                     : new ExclusivePoster(qp, o.postlist(), owners, peers, null);
             paths.add(path);
             routers.get(first / cqPer).route(qp.qpNum(), members > 1 ? -1 : first - (first / cqPer) * cqPer, path);
@@ -385,40 +283,26 @@ public final class EndpointManager implements AutoCloseable {
                     qps.get(t / qpPer), useSrq ? srqs.get(t / srqPer) : null, mrs.get(mrIdx),
                     mrMemory.get(mrIdx).asSlice(sliceOffset[t], regionBytes),
                     t / ctxPer, t / pdPer, mrIdx, t / qpPer, t / cqPer, useSrq ? t / srqPer : -1,
-                    td == TdMode.NONE ? -1 : (t / qpPer) * td.tdsPerThread(), qpPer, cqPer);
+                    td == TdMode.NONE ? -1 : (t / qpPer) * td.tdsPerThread(), qpPer, cqPer, recvLocks[t]);
             if (peers > 1) {
                 endpoints[t].peers(peers);
             }
         }
     }
 
-    /** SRQ max_wr: the policy's depth (clamped to the device) or the sum of the members' receive slots. */
-    private int srqDepth(int members, boolean report) {
-        EndpointOptions o = options;
-        int want = o.srqDepth() > 0 ? o.srqDepth() : members * o.recvDepth();
-        int max = device.capabilities().maxSrqWr();
-        if (max > 0 && want > max) {
-            if (report) {
-                substitutions.add(new Substitution("srq.depth", Integer.toString(want), Integer.toString(max),
-                        device.name() + " allows at most " + max + " WRs per SRQ"));
-            }
-            want = max;
-        }
-        return Math.max(members, want);
-    }
-
     private void describe() {
         EndpointOptions o = options;
         applied.put("queue-depth", Integer.toString(o.sendDepth()));
-        applied.put("postlist", Integer.toString(chained ? Math.min(o.postlist(), o.chainMaxLength()) : o.postlist()));
-        applied.put("unsignaled", Integer.toString(signalEvery));
-        applied.put("inline", Integer.toString(inlineThreshold));
-        applied.put("blueflame", blueFlame ? "on" : "off");
-        applied.put("chained", chained ? "pool " + o.chainPool() + ", max-length " + o.chainMaxLength() : "off");
-        applied.put("sge-header-payload", Boolean.toString(sgeHeaderPayload));
-        applied.put("srq", useSrq ? "depth " + (srqs.isEmpty() ? 0 : srqs.get(0).maxWr()) + ", " + recvSlotsPerEndpoint
-                + " per endpoint, refill-threshold " + srqRefillThreshold + ", refill-batch "
-                + Math.min(srqRefillBatch, recvSlotsPerEndpoint) : "none");
+        EndpointPlan p = plan;
+        applied.put("postlist", Integer.toString(p.chained() ? Math.min(o.postlist(), o.chainMaxLength()) : o.postlist()));
+        applied.put("unsignaled", Integer.toString(p.signalEvery()));
+        applied.put("inline", Integer.toString(p.inlineThreshold()));
+        applied.put("blueflame", p.blueFlame() ? "on" : "off");
+        applied.put("chained", p.chained() ? "pool " + o.chainPool() + ", max-length " + o.chainMaxLength() : "off");
+        applied.put("sge-header-payload", Boolean.toString(p.sgeHeaderPayload()));
+        applied.put("srq", useSrq ? "depth " + (srqs.isEmpty() ? 0 : srqs.get(0).maxWr()) + ", " + p.recvSlotsPerEndpoint()
+                + " per endpoint, refill-threshold " + p.srqRefillThreshold() + ", refill-batch "
+                + Math.min(p.srqRefillBatch(), p.recvSlotsPerEndpoint()) : "none");
         applied.put("cq", "depth " + (cqs.isEmpty() ? 0 : cqs.get(0).depth()) + ", moderation "
                 + (o.cqModerationCount() > 0 || o.cqModerationPeriodUs() > 0
                 && substitutions.stream().noneMatch(x -> x.setting().equals("cq.moderation"))
@@ -562,10 +446,15 @@ public final class EndpointManager implements AutoCloseable {
 
     /** The unsignaled interval in force after substitutions. */
     public int signalEvery() {
-        return signalEvery;
+        return plan.signalEvery();
     }
 
     /** What could not be honoured on this device, and what was built instead. */
+    /** The resolved plan this manager was built from (settings after substitutions, sharing, depths). */
+    public EndpointPlan plan() {
+        return plan;
+    }
+
     public List<Substitution> substitutions() {
         return Collections.unmodifiableList(substitutions);
     }

@@ -43,6 +43,10 @@ final class FakeQp implements QueuePair {
     volatile long retiredUpTo;
     volatile int concurrentPosters;
     volatile boolean overlapSeen;
+    /** When not 0, every post is refused with this errno from its first request on (bad index 0). */
+    volatile int refuseWith;
+    /** When set, run at the start of every post (a test holds the poster inside postSend). */
+    volatile Runnable beforePost;
 
     FakeQp(int qpNum, int depth, FakeCq cq, int maxRecords) {
         this.qpNum = qpNum;
@@ -68,7 +72,15 @@ final class FakeQp implements QueuePair {
             }
         }
         try {
+            Runnable hook = beforePost;
+            if (hook != null) {
+                hook.run();
+            }
             int n = wrs.count();
+            if (refuseWith != 0) {
+                wrs.badIndex(0);
+                return refuseWith;
+            }
             long outstanding = sqPos - retiredUpTo;
             if (outstanding + n > depth) {
                 wrs.badIndex((int) Math.max(0, depth - outstanding));
