@@ -19,6 +19,7 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -61,11 +62,15 @@ class PostFailureTest {
         try (EndpointManager a = EndpointManager.open(dev, level(path), 1, options(path, p))) {
             Endpoint e = a.acquire();
             assertEquals(QpState.RESET, e.qpState(), "never connected");
+            // A write names a remote range the endpoint can check: with no peer it is refused at the call.
+            assertThrows(IllegalArgumentException.class, () -> e.write(0, 0, 8, 0));
+            assertEquals(0, e.outstanding(), "a write refused at the call leaves nothing outstanding");
+            // A send has no remote range: it reaches the provider, which refuses it on a QP that was never connected.
             int writes = Math.max(1, p / 2) + 1;
             int refusedRc = 0;
             for (int i = 0; i < writes; i++) {
-                int rc = e.write(i, 0, 8, 0);
-                assertNotEquals(SendPath.EAGAIN, rc, "write " + i);
+                int rc = e.send(i, 0, 8);
+                assertNotEquals(SendPath.EAGAIN, rc, "send " + i);
                 refusedRc = refusedRc != 0 ? refusedRc : rc;
             }
             int rc = e.flush();
