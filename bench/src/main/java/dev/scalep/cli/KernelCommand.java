@@ -12,9 +12,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.lang.management.ManagementFactory;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import com.sun.management.OperatingSystemMXBean;
 
 /** {@code scalep kernel}: the application kernels (global-array DGEMM, 5-point stencil) per sharing level. */
 @Command(name = "kernel", mixinStandardHelpOptions = true, sortOptions = false,
@@ -56,7 +59,7 @@ final class KernelCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        String k = kernel.toLowerCase(java.util.Locale.ROOT);
+        String k = kernel.toLowerCase(Locale.ROOT);
         if (!k.equals("dgemm") && !k.equals("stencil")) {
             throw new UserException("unknown kernel '" + kernel + "'; use dgemm or stencil");
         }
@@ -151,7 +154,7 @@ final class KernelCommand implements Callable<Integer> {
     }
 
     private static long physicalMemory() {
-        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
             return os.getTotalMemorySize();
         }
         return 0;

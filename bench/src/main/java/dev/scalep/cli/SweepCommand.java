@@ -19,6 +19,7 @@ import me.tongfei.progressbar.ProgressBarStyle;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.Console;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -193,7 +194,7 @@ final class SweepCommand implements Callable<Integer> {
                 "MMSG/S", "SECONDS", "QPS", "CQS", "UARPG", "UUARS", "MEMORY");
 
         // A progress bar only on a terminal: redirected to a file it would be a wall of redraws.
-        java.io.Console console = System.console();
+        Console console = System.console();
         boolean terminal = console != null && console.isTerminal();
         ProgressBar pb = noProgress || !terminal || world.rank() != 0 ? null : pbb.build();
         try {

@@ -6,7 +6,6 @@ import dev.scalep.threading.CompletionRouter;
 import dev.scalep.threading.SendBatch;
 import dev.scalep.threading.SendPath;
 import dev.scalep.threading.WrIds;
-import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QpState;

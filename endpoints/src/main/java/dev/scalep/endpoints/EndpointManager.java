@@ -29,9 +29,13 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * The resource-sharing manager: builds exactly the verbs resources a {@link SharingConfig} implies
@@ -172,7 +176,7 @@ public final class EndpointManager implements AutoCloseable {
         if (c.onUnsupported() != dev.scalep.policies.OnUnsupported.FAIL || m.substitutions().isEmpty()) {
             return m;
         }
-        String changes = m.substitutions().stream().map(Substitution::toString).collect(java.util.stream.Collectors.joining("; "));
+        String changes = m.substitutions().stream().map(Substitution::toString).collect(Collectors.joining("; "));
         m.close();
         throw new IllegalArgumentException("class " + c.name() + " (on-unsupported: fail) cannot run as written on "
                 + m.device.name() + " with " + m.threads + " threads: " + changes);
@@ -479,16 +483,16 @@ public final class EndpointManager implements AutoCloseable {
         }
         // In use: what the endpoints' QPs ring (uUAR i lives on page i/2); the idle partner QPs of
         // dedicated-2x hold their page but are not in use. Devices that expose no register keep their count.
-        Map<Context, java.util.Set<Integer>> regs = new java.util.IdentityHashMap<>();
+        Map<Context, Set<Integer>> regs = new IdentityHashMap<>();
         for (QueuePair q : qps) {
             if (q.uuar() < 0) {
                 return sum;
             }
-            regs.computeIfAbsent(q.pd().context(), k -> new java.util.HashSet<>()).add(q.uuar());
+            regs.computeIfAbsent(q.pd().context(), k -> new HashSet<>()).add(q.uuar());
         }
         long uuarsUsed = 0;
         long pagesUsed = 0;
-        for (java.util.Set<Integer> r : regs.values()) {
+        for (Set<Integer> r : regs.values()) {
             uuarsUsed += r.size();
             pagesUsed += r.stream().map(u -> u / 2).distinct().count();
         }
@@ -524,7 +528,9 @@ public final class EndpointManager implements AutoCloseable {
                 try {
                     qp.close();
                 } catch (RuntimeException e) {
-                    if (first == null) first = e;
+                    if (first == null) {
+                        first = e;
+                    }
                 }
             }
         }
@@ -532,7 +538,9 @@ public final class EndpointManager implements AutoCloseable {
             try {
                 c.close();
             } catch (RuntimeException e) {
-                if (first == null) first = e;
+                if (first == null) {
+                    first = e;
+                }
             }
         }
         for (Arena a : arenas) {

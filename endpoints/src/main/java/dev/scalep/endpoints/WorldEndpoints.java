@@ -6,6 +6,7 @@ import dev.scalep.verbs.Device;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.ResourceUsage;
 
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -126,7 +127,7 @@ public final class WorldEndpoints implements AutoCloseable {
     }
 
     private static byte[][] unpack(byte[] b, int ranks) {
-        try (DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(b))) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(b))) {
             int n = in.readInt();
             if (n != ranks) {
                 throw new IllegalArgumentException("a rank sent addresses for " + n + " ranks; the world has " + ranks);

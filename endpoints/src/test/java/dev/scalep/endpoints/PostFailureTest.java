@@ -13,6 +13,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -125,10 +126,10 @@ class PostFailureTest {
             a.connect(b);
             Endpoint e = a.acquire();
             assertEquals(QpState.RTS, e.qpState());
-            e.sendBuffer().set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0x5ca1e9L);
+            e.sendBuffer().set(ValueLayout.JAVA_LONG, 0, 0x5ca1e9L);
             assertEquals(0, e.write(2, 0, 8, 0));
             assertTrue(e.drain(5_000_000_000L));
-            assertEquals(0x5ca1e9L, b.endpoint(0).targetBuffer().get(java.lang.foreign.ValueLayout.JAVA_LONG, 0));
+            assertEquals(0x5ca1e9L, b.endpoint(0).targetBuffer().get(ValueLayout.JAVA_LONG, 0));
             assertEquals(0, e.firstErrorStatus());
             a.release(e);
         }

@@ -14,6 +14,7 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
+import com.sun.management.ThreadMXBean;
 
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -48,7 +49,7 @@ class SharedPathAllocationTest {
                     try {
                         Endpoint e = a.acquire();
                         Completion c = new Completion();
-                        var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+                        var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
                         long tid = Thread.currentThread().threadId();
                         start.await(30, TimeUnit.SECONDS);
                         for (int m = 0; m < 30_000; m++) { // warm-up (JIT)

@@ -13,6 +13,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.stream.Stream;
@@ -111,7 +112,7 @@ class WorldEndpointsTest {
             ManagerAddress a = ManagerAddress.parse(good);
             assertEquals(1, a.threads());
             assertEquals(m.qps.get(0).address(), a.qps().get(0));
-            byte[] cut = java.util.Arrays.copyOf(good, good.length - 3);
+            byte[] cut = Arrays.copyOf(good, good.length - 3);
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> m.connect(cut));
             assertTrue(e.getMessage().contains("truncated"), e.getMessage());
             byte[] bad = good.clone();

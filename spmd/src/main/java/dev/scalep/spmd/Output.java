@@ -2,9 +2,11 @@ package dev.scalep.spmd;
 
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
+import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.Charset;
+import java.util.Arrays;
 
 /**
  * Output of several ranks shares the launcher's stdout and stderr, and two writes of one line can
@@ -43,7 +45,7 @@ public final class Output {
         }
 
         @Override
-        public synchronized void write(int b) throws java.io.IOException {
+        public synchronized void write(int b) throws IOException {
             append((byte) b);
             if (b == '\n' || n >= LIMIT) {
                 emit();
@@ -51,7 +53,7 @@ public final class Output {
         }
 
         @Override
-        public synchronized void write(byte[] b, int off, int len) throws java.io.IOException {
+        public synchronized void write(byte[] b, int off, int len) throws IOException {
             for (int i = off; i < off + len; i++) {
                 append(b[i]);
                 if (b[i] == '\n' || n >= LIMIT) {
@@ -62,24 +64,24 @@ public final class Output {
 
         private void append(byte b) {
             if (n == buf.length) {
-                buf = java.util.Arrays.copyOf(buf, buf.length * 2);
+                buf = Arrays.copyOf(buf, buf.length * 2);
             }
             buf[n++] = b;
         }
 
-        private void emit() throws java.io.IOException {
+        private void emit() throws IOException {
             out.write(buf, 0, n);
             n = 0;
         }
 
         /** A flush hands on only whole lines; a partial line waits for its newline (or close). */
         @Override
-        public synchronized void flush() throws java.io.IOException {
+        public synchronized void flush() throws IOException {
             out.flush();
         }
 
         @Override
-        public synchronized void close() throws java.io.IOException {
+        public synchronized void close() throws IOException {
             if (n > 0) {
                 emit();
             }

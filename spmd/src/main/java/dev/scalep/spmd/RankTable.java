@@ -1,5 +1,6 @@
 package dev.scalep.spmd;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,7 +60,7 @@ final class RankTable {
             if (!h.isEmpty()) {
                 return h;
             }
-        } catch (java.io.IOException | SecurityException e) {
+        } catch (IOException | SecurityException e) {
             // fall through
         }
         String h = System.getenv("HOSTNAME");

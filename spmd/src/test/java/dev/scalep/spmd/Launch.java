@@ -16,6 +16,7 @@ public final class Launch {
     private Launch() {
     }
 
+    /** The child's exit status and its whole output (stdout and stderr together). */
     public record Result(int exit, String output) {
         public List<String> lines() {
             return output.lines().toList();

@@ -19,7 +19,9 @@ import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WorkCompletions;
 
 import java.lang.reflect.Proxy;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -193,7 +195,7 @@ final class FakeQp implements QueuePair {
     /** A CQ fed by {@link FakeQp}s; polling a CQE frees its QP's slots up to it (like a NIC's SQ tail). */
     static final class FakeCq implements CompletionQueue {
         final ConcurrentLinkedQueue<long[]> queue = new ConcurrentLinkedQueue<>();
-        final java.util.Map<Integer, FakeQp> qps = new java.util.concurrent.ConcurrentHashMap<>();
+        final Map<Integer, FakeQp> qps = new ConcurrentHashMap<>();
         final AtomicLong polled = new AtomicLong();
 
         @Override

@@ -7,6 +7,7 @@ import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The lock-free hand-offs under Lincheck's model checker (every interleaving of the operations'
@@ -45,7 +46,7 @@ class LockFreeModelCheckTest {
     public static class Combining {
         private final FakeQp qp = new FakeQp(3, 32, new FakeQp.FakeCq(), 64);
         private final CombiningPoster poster = new CombiningPoster(qp, 2, 1, 0, null);
-        private final java.util.concurrent.atomic.AtomicInteger accepted = new java.util.concurrent.atomic.AtomicInteger();
+        private final AtomicInteger accepted = new AtomicInteger();
 
         @Operation
         public int postOne() {

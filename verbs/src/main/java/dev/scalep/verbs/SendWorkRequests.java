@@ -4,6 +4,7 @@ import dev.scalep.verbs.ffm.Structs;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Objects;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -80,7 +81,7 @@ public final class SendWorkRequests implements AutoCloseable {
      * {@code RDMA_WRITE}, no SGEs, unsignaled). Returns this.
      */
     public SendWorkRequests fill(int count) {
-        java.util.Objects.checkFromIndexSize(0, count, capacity + 1);
+        Objects.checkFromIndexSize(0, count, capacity + 1);
         for (int i = 0; i < count; i++) {
             wrs.set(JAVA_LONG, WR * i + Structs.SEND_NEXT, i + 1 < count ? wrs.address() + WR * (i + 1) : 0L);
         }

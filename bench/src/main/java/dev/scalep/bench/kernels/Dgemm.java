@@ -14,6 +14,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
@@ -220,7 +221,7 @@ public final class Dgemm {
                     for (int l = me; l < nt * nt; l += clients) {
                         int bi = l / nt;
                         int bj = l % nt;
-                        java.util.Arrays.fill(acc, 0.0);
+                        Arrays.fill(acc, 0.0);
                         for (int bk = 0; bk < nt; bk++) {
                             int aOff = (bi * nt + bk) * tileBytes;
                             int bOff = (int) matBytes + (bk * nt + bj) * tileBytes;

@@ -5,7 +5,8 @@ import dev.scalep.policies.SharingConfig;
 import dev.scalep.threading.Completion;
 import dev.scalep.threading.SendPath;
 
-import java.util.LinkedHashMap;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CyclicBarrier;
@@ -144,22 +145,22 @@ public final class KernelSupport {
         if (w.size() == 1) {
             return new Combined(seconds, mismatches, ops, firstBad);
         }
-        byte[] bad = firstBad == null ? new byte[0] : firstBad.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(24 + bad.length);
+        byte[] bad = firstBad == null ? new byte[0] : firstBad.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer b = ByteBuffer.allocate(24 + bad.length);
         b.putDouble(seconds).putLong(mismatches).putLong(ops).put(bad);
         double slowest = 0;
         long wrong = 0;
         long total = 0;
         String first = null;
         for (byte[] e : w.allgather(b.array())) {
-            java.nio.ByteBuffer x = java.nio.ByteBuffer.wrap(e);
+            ByteBuffer x = ByteBuffer.wrap(e);
             slowest = Math.max(slowest, x.getDouble());
             wrong += x.getLong();
             total += x.getLong();
             if (first == null && x.hasRemaining()) {
                 byte[] s = new byte[x.remaining()];
                 x.get(s);
-                first = new String(s, java.nio.charset.StandardCharsets.UTF_8);
+                first = new String(s, StandardCharsets.UTF_8);
             }
         }
         return new Combined(slowest, wrong, total, first);

@@ -12,6 +12,7 @@ import dev.scalep.verbs.Device;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -268,7 +269,7 @@ public final class Stencil {
     private static void connectNeighbours(World world, EndpointManager prev, EndpointManager next) {
         byte[] p = prev == null ? new byte[0] : prev.address();
         byte[] n = next == null ? new byte[0] : next.address();
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(8 + p.length + n.length);
+        ByteBuffer b = ByteBuffer.allocate(8 + p.length + n.length);
         b.putInt(p.length).put(p).putInt(n.length).put(n);
         byte[][] all = world.allgather(b.array());
         int r = world.rank();
@@ -285,7 +286,7 @@ public final class Stencil {
 
     /** Part {@code i} (0 = prev, 1 = next) of a neighbour's packed addresses. */
     private static byte[] part(byte[] packed, int i) {
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(packed);
+        ByteBuffer b = ByteBuffer.wrap(packed);
         byte[] p = new byte[b.getInt()];
         b.get(p);
         if (i == 0) {

@@ -5,6 +5,7 @@ import dev.scalep.spmd.LocalWorld;
 import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -81,7 +82,7 @@ class RankedKernelsTest {
     @CsvSource({"2", "3"})
     void aStencilTooSmallForItsWorkersIsRefusedOnEveryRank(int ranks) {
         // 4 interior rows for ranks x 3 workers: refused before anything is built.
-        AssertionError e = org.junit.jupiter.api.Assertions.assertThrows(AssertionError.class,
+        AssertionError e = Assertions.assertThrows(AssertionError.class,
                 () -> onRanks(ranks, "sim:mlx5", "static", (w, d, cfg) -> Stencil.run(w, d, "static", cfg, 3, 6, 1)));
         assertTrue(e.getMessage().contains("interior rows for " + 3 * ranks + " workers"), e.getMessage());
     }

@@ -38,6 +38,8 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -723,7 +725,7 @@ public abstract class VerbsBehaviourSuite {
     }
 
     /** Every asynchronous event of {@code c} that arrives within {@code nanos}, waiting until {@code done} holds. */
-    protected static List<AsyncEvent> events(Context c, long nanos, java.util.function.Predicate<List<AsyncEvent>> done) {
+    protected static List<AsyncEvent> events(Context c, long nanos, Predicate<List<AsyncEvent>> done) {
         List<AsyncEvent> out = new ArrayList<>();
         long deadline = System.nanoTime() + nanos;
         while (!done.test(out)) {
@@ -913,7 +915,7 @@ public abstract class VerbsBehaviourSuite {
             List<Long> sends = c.stream().map(Wc::wrId).filter(x -> x < 100).toList();
             assertEquals(List.of(0L, 1L, 2L, 3L, 4L), sends, "each send flushed once, in SQ order");
             assertEquals(Set.of(100L, 101L, 102L), c.stream().map(Wc::wrId).filter(x -> x >= 100)
-                    .collect(java.util.stream.Collectors.toSet()));
+                    .collect(Collectors.toSet()));
             assertTrue(drain(p.a.cq).isEmpty(), "nothing twice");
             assertEquals(0, p.a.qp.outstandingSends());
             p.a.qp.reset();
