@@ -15,34 +15,16 @@ public final class RecvWorkRequests extends WorkRequestList {
 
 
     public RecvWorkRequests(int capacity, int maxSge) {
-        super(capacity, maxSge, WR, Structs.RECV_SG_LIST);
+        super(capacity, maxSge, WR, Structs.RECV_WR_ID, Structs.RECV_NEXT, Structs.RECV_SG_LIST, Structs.RECV_NUM_SGE);
     }
 
     /** Append a receive with no SGEs; returns its index, or -1 when the list is full. */
     public int add(long wrId) {
-        int i = count;
-        if (i == capacity()) {
-            return -1;
-        }
-        long base = WR * i;
-        wrs.set(JAVA_LONG, base + Structs.RECV_WR_ID, wrId);
-        wrs.set(JAVA_LONG, base + Structs.RECV_NEXT, 0L);
-        wrs.set(JAVA_INT, base + Structs.RECV_NUM_SGE, 0);
-        if (i > 0) {
-            wrs.set(JAVA_LONG, base - WR + Structs.RECV_NEXT, wrs.address() + base);
-        }
-        count = i + 1;
-        return i;
+        return appendRecord(wrId);
     }
 
     public RecvWorkRequests sge(int i, long addr, int length, int lkey) {
-        long base = WR * i;
-        int n = wrs.get(JAVA_INT, base + Structs.RECV_NUM_SGE);
-        if (n == maxSge()) {
-            throw new IllegalStateException("receive " + i + " already has " + maxSge() + " SGEs");
-        }
-        putSge(i, n, addr, length, lkey);
-        wrs.set(JAVA_INT, base + Structs.RECV_NUM_SGE, n + 1);
+        appendSge(i, addr, length, lkey, "receive");
         return this;
     }
 

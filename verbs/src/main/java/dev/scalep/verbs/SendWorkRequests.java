@@ -27,7 +27,7 @@ public final class SendWorkRequests extends WorkRequestList {
 
     /** A list of {@code capacity} work requests with up to {@code maxSge} SGEs each. */
     public SendWorkRequests(int capacity, int maxSge) {
-        super(capacity, maxSge, WR, Structs.SEND_SG_LIST);
+        super(capacity, maxSge, WR, Structs.SEND_WR_ID, Structs.SEND_NEXT, Structs.SEND_SG_LIST, Structs.SEND_NUM_SGE);
     }
 
     /**
@@ -73,14 +73,11 @@ public final class SendWorkRequests extends WorkRequestList {
      * {@code flags} are {@link SendFlags} bits.
      */
     public int add(long wrId, Opcode opcode, int flags) {
-        int i = count;
-        if (i == capacity()) {
+        int i = appendRecord(wrId);
+        if (i < 0) {
             return -1;
         }
         long base = WR * i;
-        wrs.set(JAVA_LONG, base + Structs.SEND_WR_ID, wrId);
-        wrs.set(JAVA_LONG, base + Structs.SEND_NEXT, 0L);
-        wrs.set(JAVA_INT, base + Structs.SEND_NUM_SGE, 0);
         wrs.set(JAVA_INT, base + Structs.SEND_OPCODE, opcode.code);
         wrs.set(JAVA_INT, base + Structs.SEND_FLAGS, flags);
         wrs.set(JAVA_INT, base + Structs.SEND_IMM, 0);
@@ -88,22 +85,12 @@ public final class SendWorkRequests extends WorkRequestList {
         wrs.set(JAVA_LONG, base + Structs.SEND_RDMA_RKEY, 0L);
         wrs.set(JAVA_LONG, base + Structs.SEND_SCALEP_SRD_AH, 0L);
         wrs.set(JAVA_LONG, base + Structs.SEND_SCALEP_SRD_QPN, 0L);
-        if (i > 0) {
-            wrs.set(JAVA_LONG, base - WR + Structs.SEND_NEXT, wrs.address() + base);
-        }
-        count = i + 1;
         return i;
     }
 
     /** Append a scatter/gather entry to work request {@code i}. */
     public SendWorkRequests sge(int i, long addr, int length, int lkey) {
-        long base = WR * i;
-        int n = wrs.get(JAVA_INT, base + Structs.SEND_NUM_SGE);
-        if (n == maxSge()) {
-            throw new IllegalStateException("work request " + i + " already has " + maxSge() + " SGEs");
-        }
-        putSge(i, n, addr, length, lkey);
-        wrs.set(JAVA_INT, base + Structs.SEND_NUM_SGE, n + 1);
+        appendSge(i, addr, length, lkey, "work request");
         return this;
     }
 

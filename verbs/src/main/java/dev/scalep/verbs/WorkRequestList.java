@@ -26,20 +26,30 @@ public abstract sealed class WorkRequestList implements AutoCloseable permits Se
     protected int count;
     private final Arena arena;
     private final long wrBytes;
+    private final long wrIdOffset;
+    private final long nextOffset;
+    private final long numSgeOffset;
     private final int capacity;
     private final int maxSge;
     private int badIndex = -1;
     /** Where a provider's {@code post_*} writes {@code *bad_wr}: one per list, so per posting thread. */
     private final MemorySegment badWr;
 
-    /** Records of {@code wrBytes} whose {@code sg_list} pointer is at {@code sgListOffset}. */
-    WorkRequestList(int capacity, int maxSge, long wrBytes, long sgListOffset) {
+    /**
+     * Records of {@code wrBytes} whose {@code wr_id}, {@code next}, {@code sg_list} and
+     * {@code num_sge} fields are at the given offsets.
+     */
+    WorkRequestList(int capacity, int maxSge, long wrBytes, long wrIdOffset, long nextOffset, long sgListOffset,
+                    long numSgeOffset) {
         if (capacity < 1 || maxSge < 1) {
             throw new IllegalArgumentException("capacity and maxSge must be >= 1: " + capacity + ", " + maxSge);
         }
         this.capacity = capacity;
         this.maxSge = maxSge;
         this.wrBytes = wrBytes;
+        this.wrIdOffset = wrIdOffset;
+        this.nextOffset = nextOffset;
+        this.numSgeOffset = numSgeOffset;
         this.arena = Arena.ofShared();
         this.wrs = arena.allocate(wrBytes * capacity, 64);
         this.sges = arena.allocate(SGE * capacity * maxSge, 64);
@@ -66,6 +76,37 @@ public abstract sealed class WorkRequestList implements AutoCloseable permits Se
     public final void clear() {
         count = 0;
         badIndex = -1;
+    }
+
+    /**
+     * Append a record with {@code wrId}, no SGEs and no successor, linked from the previous one;
+     * returns its index, or -1 when the list is full. The caller fills the layout's other fields.
+     */
+    protected final int appendRecord(long wrId) {
+        int i = count;
+        if (i == capacity) {
+            return -1;
+        }
+        long base = wrBytes * i;
+        wrs.set(JAVA_LONG, base + wrIdOffset, wrId);
+        wrs.set(JAVA_LONG, base + nextOffset, 0L);
+        wrs.set(JAVA_INT, base + numSgeOffset, 0);
+        if (i > 0) {
+            wrs.set(JAVA_LONG, base - wrBytes + nextOffset, wrs.address() + base);
+        }
+        count = i + 1;
+        return i;
+    }
+
+    /** Append an SGE to record {@code i} ({@code what} names the record in the error when it is full). */
+    protected final void appendSge(int i, long addr, int length, int lkey, String what) {
+        long at = wrBytes * i + numSgeOffset;
+        int n = wrs.get(JAVA_INT, at);
+        if (n == maxSge) {
+            throw new IllegalStateException(what + " " + i + " already has " + maxSge + " SGEs");
+        }
+        putSge(i, n, addr, length, lkey);
+        wrs.set(JAVA_INT, at, n + 1);
     }
 
     /** Byte offset of SGE {@code j} of record {@code i} in the SGE blocks. */
