@@ -60,6 +60,7 @@ final class FabricDirectory {
         b.putLong(e + MR_FILE_OFFSET, fileOffset);
         b.putLong(e + MR_LENGTH, length);
         b.putLong(e + MR_ADDRESS, address);
+        b.putIntOrdered(e + MR_EPOCH, b.getInt(e + MR_EPOCH) + 1);
         b.putIntOrdered(e + MR_KEY, key);
     }
 
@@ -67,6 +68,7 @@ final class FabricDirectory {
         int e = mrEntry(fabric.slot, key);
         if (b.getIntVolatile(e + MR_KEY) == key) {
             b.putIntOrdered(e + MR_KEY, 0);
+            b.putIntOrdered(e + MR_EPOCH, b.getInt(e + MR_EPOCH) + 1);
         }
     }
 
@@ -128,17 +130,19 @@ final class FabricDirectory {
     }
 
     /**
-     * Resolve {@code [raddr, raddr + len)} of peer MR {@code rkey} (owned by the same process as
-     * {@code dqpn}, in PD {@code pdId}, granting {@code need}) to an offset in the MR's shared file,
-     * written to {@code out[0]} with the file number in {@code out[1]}. Returns false on any
-     * mismatch, range or access violation.
+     * Resolve peer MR {@code rkey} (owned by the same process as {@code dqpn}, in PD {@code pdId},
+     * granting {@code need}) into {@code w}: its file number, file offset, address, length and the
+     * entry's epoch. Returns false on any mismatch or access violation, or when the entry's fields
+     * are out of range. The window stays valid while {@link #mrCurrent} holds.
      */
-    boolean resolveMr(int rkey, int dqpn, int pdId, long raddr, long len, int need, long[] out) {
+    boolean resolveMr(int rkey, int dqpn, int pdId, int need, MrWindow w) {
         int p = procOfKey(rkey);
         if (rkey <= 0 || p != procOfQpn(dqpn) || !isPeer(p)) {
             return false;
         }
+        int procEpoch = fabric.epochOf(p);
         int e = mrEntry(p, rkey);
+        int epoch = b.getIntVolatile(e + MR_EPOCH);
         if (b.getIntVolatile(e + MR_KEY) != rkey) {
             return false;
         }
@@ -148,14 +152,22 @@ final class FabricDirectory {
         long fileOff = b.getLong(e + MR_FILE_OFFSET);
         long length = b.getLong(e + MR_LENGTH);
         long address = b.getLong(e + MR_ADDRESS);
-        if (b.getIntVolatile(e + MR_KEY) != rkey || pd != pdId || (access & need) == 0
-                || file < 0 || file >= MAX_FILES || fileOff < 0 || length < 0
-                || len < 0 || raddr < address || raddr - address > length - len
+        if (b.getIntVolatile(e + MR_KEY) != rkey || b.getIntVolatile(e + MR_EPOCH) != epoch || pd != pdId
+                || (access & need) == 0 || file < 0 || file >= MAX_FILES || fileOff < 0 || length < 0
                 || fileOff > Long.MAX_VALUE - length) {
             return false;
         }
-        out[0] = fileOff + (raddr - address);
-        out[1] = file;
+        w.set(rkey, dqpn, pdId, need, p, procEpoch, epoch, file, fileOff, address, length);
         return true;
+    }
+
+    /**
+     * Whether window {@code w}, resolved earlier, still names the same registration: the peer's
+     * process entry and the MR entry are in the same epoch and the key is still published.
+     */
+    boolean mrCurrent(MrWindow w) {
+        int e = mrEntry(w.proc, w.rkey);
+        return b.getIntVolatile(e + MR_KEY) == w.rkey && b.getIntVolatile(e + MR_EPOCH) == w.epoch
+                && fabric.epochOf(w.proc) == w.procEpoch;
     }
 }

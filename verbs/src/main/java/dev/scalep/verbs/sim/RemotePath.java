@@ -7,7 +7,6 @@ import dev.scalep.verbs.WcStatus;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
-import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -19,7 +18,8 @@ import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
  *
  * <p>One-sided operations (RDMA write and read) run here, like a NIC's DMA engine: the target QP's
  * and MR's directory entries are checked, the MR's shared file is mapped (first use) and the bytes
- * are copied; an access violation also tells the target to move its QP to ERR. Two-sided operations
+ * are copied; an access violation also tells the target to move its QP to ERR. The last MR resolved
+ * is kept as an {@link MrWindow} and revalidated per WR by its entry's epoch. Two-sided operations
  * (send, send-with-immediate, write-with-immediate) need the target's receive queue and CQ, which
  * live in the target process: the request, payload included, goes into the target's inbound ring;
  * the target's NIC agent executes it and answers with a status (an RNR NAK when no receive is
@@ -50,7 +50,7 @@ final class RemotePath {
     private final long[] sentAt;
     private final long[] answered;
     private final int[] status;
-    private final long[] scratch = new long[2];
+    private final MrWindow window = new MrWindow();
 
     RemotePath(SimQp qp, int cap) {
         this.qp = qp;
@@ -90,27 +90,38 @@ final class RemotePath {
         int need = read ? Access.REMOTE_READ : Access.REMOTE_WRITE;
         int st = dir.checkQp(dqpn, qp.qpn, qp.type, need);
         if (st == 0) {
-            int pd = dir.pdOfQp(dqpn);
             long len = sl.len[s];
-            if (!dir.resolveMr(sl.rkey[s], dqpn, pd, sl.raddr[s], len, need, scratch)) {
+            MrWindow w = resolve(sl.rkey[s], dqpn, dir.pdOfQp(dqpn), need);
+            long off = w == null ? -1 : w.offsetOf(sl.raddr[s], len);
+            if (off < 0) {
                 st = WcStatus.REM_ACCESS_ERR;
+            } else if (read) {
+                qp.eng.scatterFrom(s, w.mapping, off);
             } else {
-                MemorySegment m = mem.peer(procOfQpn(dqpn), (int) scratch[1]);
-                // bounds come from the mapping itself, never from the directory entry alone
-                long off = scratch[0];
-                if (m == null || off > m.byteSize() - len) {
-                    st = WcStatus.REM_ACCESS_ERR;
-                } else if (read) {
-                    qp.eng.scatterFrom(s, m, off);
-                } else {
-                    qp.eng.gather(s, 0, m, off, len);
-                }
+                qp.eng.gather(s, 0, w.mapping, off, len);
             }
         }
         if (st == WcStatus.REM_ACCESS_ERR && qp.type == QpType.RC) {
             notifyAccessError(dqpn);
         }
         return st;
+    }
+
+    /**
+     * The mapped window of peer MR rkey, reused while its directory entry is in the epoch it was
+     * read in, else resolved and mapped again; null when the directory or the mapping refuses it.
+     */
+    private MrWindow resolve(int rkey, int dqpn, int pd, int need) {
+        MrWindow w = window;
+        if (w.matches(rkey, dqpn, pd, need) && dir.mrCurrent(w)) {
+            return w;
+        }
+        w.mapping = null;
+        if (!dir.resolveMr(rkey, dqpn, pd, need, w)) {
+            return null;
+        }
+        w.mapping = mem.peer(w.proc, w.file);
+        return w.mapping == null ? null : w;
     }
 
     private void notifyAccessError(int dqpn) {

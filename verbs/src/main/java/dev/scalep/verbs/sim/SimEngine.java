@@ -8,6 +8,7 @@ import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WcStatus;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * The simulated NIC's execution engine for one QP's send queue (its QP's engine lock held): runs
@@ -31,6 +32,11 @@ final class SimEngine {
     private final SimRecvQueue ownRq;
     private final boolean inOrder;
     private boolean holding;
+    /** The last MR named by an lkey of this send queue and by an rkey of its WRs (see {@link #mr}). */
+    private SimMr lastLocal;
+    private SimMr lastRemote;
+    /** The last QP of this process an RC WR went to (see {@link #localQp}). */
+    private SimQp lastTarget;
 
     SimEngine(SimQp qp, SendSlots sl, ReorderWindow w, SimRecvQueue ownRq) {
         this.qp = qp;
@@ -186,7 +192,7 @@ final class SimEngine {
             qp.remote.clear(s);
         }
         sl.free[sl.freeTop++] = s;
-        sl.outstanding = sl.outstanding - 1;
+        sl.retired();
     }
 
     /** Write the requester's completion for slot s (if signaled or an error) and retire. */
@@ -230,11 +236,48 @@ final class SimEngine {
         return fail(s, WcStatus.REM_ACCESS_ERR);
     }
 
+    /**
+     * The live MR with key {@code key}: the cached one while it is not deregistered (destroy sets
+     * its closed flag before the key is released), else the device's key table.
+     */
+    private SimMr mr(int key, boolean remote) {
+        SimMr m = remote ? lastRemote : lastLocal;
+        if (m != null && m.simId() == key && m.live()) {
+            return m;
+        }
+        m = dev.mrs.get(key);
+        if (m != null) {
+            if (remote) {
+                lastRemote = m;
+            } else {
+                lastLocal = m;
+            }
+        }
+        return m;
+    }
+
+    /**
+     * The QP of this process with QPN {@code qpn}, or null: the cached one when its QPN matches (a
+     * destroyed one is refused by the caller's closed check, as a missing one), else the table.
+     */
+    private SimQp localQp(int qpn) {
+        SimQp t = lastTarget;
+        if (t != null && t.qpn == qpn) {
+            return t;
+        }
+        t = dev.qps.get(qpn);
+        if (t != null) {
+            lastTarget = t;
+        }
+        return t;
+    }
+
     private int execute(int s) {
         Opcode o = OPS[sl.op[s]];
         SimQp t;
         if (type == QpType.RC) {
-            t = dev.qps.get(qp.remoteQpn);
+            int dst = qp.remoteQpn;
+            t = qp.remote != null && RemotePath.isRemote(dev, dst) ? null : localQp(dst);
         } else {
             SimAh ah = dev.ahs.get(sl.ahId[s]);
             t = ah == null ? null : dev.qps.get(sl.dqpn[s]);
@@ -279,7 +322,7 @@ final class SimEngine {
         SimPd base = pd.base();
         for (int j = 0, n = sl.numSge[s]; j < n; j++) {
             long l = Integer.toUnsignedLong(sl.sgeLen[b + j]);
-            SimMr mr = dev.mrs.get(sl.sgeLkey[b + j]);
+            SimMr mr = mr(sl.sgeLkey[b + j], false);
             if (mr == null || mr.basePd != base || !mr.contains(sl.sgeAddr[b + j], l)
                     || (localWrite && (mr.access & Access.LOCAL_WRITE) == 0)) {
                 return WcStatus.LOC_PROT_ERR;
@@ -289,7 +332,7 @@ final class SimEngine {
     }
 
     private SimMr remoteMr(int s, SimQp t, int need) {
-        SimMr m = dev.mrs.get(sl.rkey[s]);
+        SimMr m = mr(sl.rkey[s], true);
         if (m == null || m.basePd != t.pd.base() || !m.contains(sl.raddr[s], sl.len[s]) || (m.access & need) == 0
                 || (t.accessFlags() & need) == 0) {
             return null;
@@ -340,9 +383,9 @@ final class SimEngine {
         int b = s * sl.maxSge;
         for (int j = 0, n = sl.numSge[s]; j < n; j++) {
             long l = Integer.toUnsignedLong(sl.sgeLen[b + j]);
-            SimMr mr = dev.mrs.get(sl.sgeLkey[b + j]);
+            SimMr mr = mr(sl.sgeLkey[b + j], false);
             if (mr != null && l > 0) {
-                MemorySegment.copy(src, srcOff, mr.segment, sl.sgeAddr[b + j] - mr.address, l);
+                copy(src, srcOff, mr.segment, sl.sgeAddr[b + j] - mr.address, l);
             }
             srcOff += l;
         }
@@ -445,7 +488,7 @@ final class SimEngine {
             return;
         }
         if (sl.inlined[s]) {
-            MemorySegment.copy(sl.inl, (long) s * sl.maxInline + from, dst, dstOff, n);
+            copy(sl.inl, (long) s * sl.maxInline + from, dst, dstOff, n);
             return;
         }
         int b = s * sl.maxSge;
@@ -455,15 +498,24 @@ final class SimEngine {
             if (from < pos + l) {
                 long within = from - pos;
                 long chunk = Math.min(l - within, n);
-                SimMr mr = dev.mrs.get(sl.sgeLkey[b + j]);
+                SimMr mr = mr(sl.sgeLkey[b + j], false);
                 if (mr != null) {
-                    MemorySegment.copy(mr.segment, sl.sgeAddr[b + j] - mr.address + within, dst, dstOff, chunk);
+                    copy(mr.segment, sl.sgeAddr[b + j] - mr.address + within, dst, dstOff, chunk);
                 }
                 dstOff += chunk;
                 from += chunk;
                 n -= chunk;
             }
             pos += l;
+        }
+    }
+
+    /** A bounds-checked copy; a word-sized one (the common small RDMA payload) as one load and store. */
+    static void copy(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long n) {
+        if (n == Long.BYTES) {
+            dst.set(ValueLayout.JAVA_LONG_UNALIGNED, dstOff, src.get(ValueLayout.JAVA_LONG_UNALIGNED, srcOff));
+        } else {
+            MemorySegment.copy(src, srcOff, dst, dstOff, n);
         }
     }
 

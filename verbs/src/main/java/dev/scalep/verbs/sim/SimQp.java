@@ -516,14 +516,16 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         int posted = 0;
         int rc = 0;
         for (int i = from; i < from + n; i++) {
-            rc = validate(wrs, i);
+            Opcode o = Opcode.of(wrs.opcode(i));
+            int f = wrs.flags(i);
+            rc = validate(wrs, i, o, f);
             if (rc == 0 && !sl.hasFree()) {
                 rc = Errno.ENOMEM;
             }
             if (rc != 0) {
                 break;
             }
-            if (sl.enqueue(wrs, i, type, attr.sigAll(), dev)) {
+            if (sl.enqueue(wrs, i, o, f, type, attr.sigAll(), dev)) {
                 inlineWqes++;
             }
             posted++;
@@ -538,8 +540,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         return rc;
     }
 
-    private int validate(SendWorkRequests wrs, int i) {
-        Opcode o = Opcode.of(wrs.opcode(i));
+    private int validate(SendWorkRequests wrs, int i, Opcode o, int f) {
         if (o == null || !caps.supports(o)) {
             return Errno.EINVAL;
         }
@@ -549,7 +550,6 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         if (wrs.numSge(i) > attr.maxSendSge()) {
             return Errno.EINVAL;
         }
-        int f = wrs.flags(i);
         if (!attr.sigAll() && (f & SendFlags.SIGNALED) == 0 && !caps.unsignaled()) {
             return Errno.EINVAL;
         }
