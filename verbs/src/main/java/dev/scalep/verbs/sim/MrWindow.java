@@ -3,12 +3,13 @@ package dev.scalep.verbs.sim;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The last peer MR one QP's initiator resolved (its engine lock held): the directory entry's fields
- * as read and range-checked once, the epochs they were read in, and the peer file's mapping. A
- * write stream to one remote buffer then costs the per-WR epoch check ({@link
- * FabricDirectory#mrCurrent}) and the range check against these fields and the mapping, not a
- * directory walk; a deregistered MR, or one of a process that left, fails the epoch check and is
- * resolved (and refused) again.
+ * The last peer MR one QP's initiator resolved in the current engine run (its engine lock held):
+ * the directory entry's fields as read and range-checked once, the epochs they were read in, and
+ * the peer file's mapping. The WRs of one run (a postlist one doorbell covers) to one remote buffer
+ * then cost the per-WR epoch check ({@link FabricDirectory#mrCurrent}) and the range check against
+ * these fields and the mapping, not a directory walk; a deregistered MR, or one of a process that
+ * left, fails the epoch check and is resolved (and refused) again. The next run reads the entry
+ * afresh, so even a peer that rewrites an entry without bumping its epoch is seen at the next post.
  */
 final class MrWindow {
     int rkey;
@@ -24,6 +25,8 @@ final class MrWindow {
     long length;
     /** The peer file's mapping, or null when the window is not valid. */
     MemorySegment mapping;
+    /** The engine run ({@link SimEngine#runs}) that resolved it: a window never outlives its run. */
+    long run;
 
     void set(int rkey, int dqpn, int pdId, int need, int proc, int procEpoch, int epoch, int file, long fileOffset,
              long address, long length) {
@@ -40,9 +43,9 @@ final class MrWindow {
         this.length = length;
     }
 
-    /** Whether this window was resolved for the same key, target QP, PD and access. */
-    boolean matches(int rkey, int dqpn, int pdId, int need) {
-        return mapping != null && this.rkey == rkey && this.dqpn == dqpn && this.pdId == pdId && this.need == need;
+    /** Whether this window was resolved in engine run {@code run} for the same key, target QP, PD and access. */
+    boolean matches(long run, int rkey, int dqpn, int pdId, int need) {
+        return mapping != null && this.run == run && this.rkey == rkey && this.dqpn == dqpn && this.pdId == pdId && this.need == need;
     }
 
     /**

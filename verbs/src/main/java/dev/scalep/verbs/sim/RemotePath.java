@@ -19,7 +19,8 @@ import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
  * <p>One-sided operations (RDMA write and read) run here, like a NIC's DMA engine: the target QP's
  * and MR's directory entries are checked, the MR's shared file is mapped (first use) and the bytes
  * are copied; an access violation also tells the target to move its QP to ERR. The last MR resolved
- * is kept as an {@link MrWindow} and revalidated per WR by its entry's epoch. Two-sided operations
+ * is kept for the rest of the engine run as an {@link MrWindow}, revalidated per WR by its entry's
+ * epoch; the target QP's entry is checked once per run. Two-sided operations
  * (send, send-with-immediate, write-with-immediate) need the target's receive queue and CQ, which
  * live in the target process: the request, payload included, goes into the target's inbound ring;
  * the target's NIC agent executes it and answers with a status (an RNR NAK when no receive is
@@ -51,6 +52,10 @@ final class RemotePath {
     private final long[] answered;
     private final int[] status;
     private final MrWindow window = new MrWindow();
+    /** The peer QP, access and engine run of the last successful {@link FabricDirectory#checkQp}. */
+    private int checkedQpn;
+    private int checkedNeed;
+    private long checkedRun = -1;
 
     RemotePath(SimQp qp, int cap) {
         this.qp = qp;
@@ -88,10 +93,11 @@ final class RemotePath {
 
     private int oneSided(int s, int dqpn, boolean read) {
         int need = read ? Access.REMOTE_READ : Access.REMOTE_WRITE;
-        int st = dir.checkQp(dqpn, qp.qpn, qp.type, need);
+        long run = qp.eng.runs;
+        int st = checkQp(dqpn, need, run);
         if (st == 0) {
             long len = sl.len[s];
-            MrWindow w = resolve(sl.rkey[s], dqpn, dir.pdOfQp(dqpn), need);
+            MrWindow w = resolve(run, sl.rkey[s], dqpn, dir.pdOfQp(dqpn), need);
             long off = w == null ? -1 : w.offsetOf(sl.raddr[s], len);
             if (off < 0) {
                 st = WcStatus.REM_ACCESS_ERR;
@@ -111,17 +117,35 @@ final class RemotePath {
      * The mapped window of peer MR rkey, reused while its directory entry is in the epoch it was
      * read in, else resolved and mapped again; null when the directory or the mapping refuses it.
      */
-    private MrWindow resolve(int rkey, int dqpn, int pd, int need) {
+    private MrWindow resolve(long run, int rkey, int dqpn, int pd, int need) {
         MrWindow w = window;
-        if (w.matches(rkey, dqpn, pd, need) && dir.mrCurrent(w)) {
+        if (w.matches(run, rkey, dqpn, pd, need) && dir.mrCurrent(w)) {
             return w;
         }
         w.mapping = null;
         if (!dir.resolveMr(rkey, dqpn, pd, need, w)) {
             return null;
         }
+        w.run = run;
         w.mapping = mem.peer(w.proc, w.file);
         return w.mapping == null ? null : w;
+    }
+
+    /**
+     * {@link FabricDirectory#checkQp} for a one-sided operation, once per engine run and peer QP:
+     * the WRs one run executes are one burst towards a QP whose state the run observed once.
+     */
+    private int checkQp(int dqpn, int need, long run) {
+        if (run == checkedRun && dqpn == checkedQpn && need == checkedNeed) {
+            return 0;
+        }
+        int st = dir.checkQp(dqpn, qp.qpn, qp.type, need);
+        if (st == 0) {
+            checkedQpn = dqpn;
+            checkedNeed = need;
+            checkedRun = run;
+        }
+        return st;
     }
 
     private void notifyAccessError(int dqpn) {

@@ -104,7 +104,7 @@ final class SendSlots {
         wrId[s] = wrs.wrId(i);
         op[s] = o.ordinal();
         signaled[s] = sigAll || (f & SendFlags.SIGNALED) != 0;
-        imm[s] = wrs.imm(i);
+        imm[s] = o == Opcode.SEND_WITH_IMM || o == Opcode.RDMA_WRITE_WITH_IMM ? wrs.imm(i) : 0;
         raddr[s] = wrs.remoteAddr(i);
         rkey[s] = wrs.rkey(i);
         if (type.connectionless()) {

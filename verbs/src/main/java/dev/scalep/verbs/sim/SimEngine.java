@@ -37,6 +37,8 @@ final class SimEngine {
     private SimMr lastRemote;
     /** The last QP of this process an RC WR went to (see {@link #localQp}). */
     private SimQp lastTarget;
+    /** Engine runs so far: what a run checked of a peer's directory holds for the rest of that run. */
+    long runs;
 
     SimEngine(SimQp qp, SendSlots sl, ReorderWindow w, SimRecvQueue ownRq) {
         this.qp = qp;
@@ -57,6 +59,7 @@ final class SimEngine {
 
 
     void process() {
+        runs++;
         if (qp.state == QpState.ERR) {
             flushSq();
             if (ownRq != null) {
@@ -275,12 +278,17 @@ final class SimEngine {
     private int execute(int s) {
         Opcode o = OPS[sl.op[s]];
         SimQp t;
+        int dst;
+        boolean remote; // the target QP lives in another process of the fabric
         if (type == QpType.RC) {
-            int dst = qp.remoteQpn;
-            t = qp.remote != null && RemotePath.isRemote(dev, dst) ? null : localQp(dst);
+            dst = qp.remoteQpn;
+            remote = qp.remote != null && RemotePath.isRemote(dev, dst);
+            t = remote ? null : localQp(dst);
         } else {
             SimAh ah = dev.ahs.get(sl.ahId[s]);
-            t = ah == null ? null : dev.qps.get(sl.dqpn[s]);
+            dst = sl.dqpn[s];
+            t = ah == null ? null : dev.qps.get(dst);
+            remote = t == null && ah != null && qp.remote != null && RemotePath.isRemote(dev, dst);
         }
         if (!sl.inlined[s]) {
             int st = checkLocal(s, o == Opcode.RDMA_READ);
@@ -288,19 +296,16 @@ final class SimEngine {
                 return fail(s, st);
             }
         }
-        if (t == null && qp.remote != null) {
-            int dst = type == QpType.RC ? qp.remoteQpn : sl.dqpn[s];
-            if ((type == QpType.RC || dev.ahs.get(sl.ahId[s]) != null) && RemotePath.isRemote(dev, dst)) {
-                int r = qp.remote.execute(s, o, dst);
-                if (r == RemotePath.WAIT) {
-                    return WAIT;
-                }
-                if (r == WcStatus.SUCCESS) {
-                    completeSend(s, r);
-                    return OK;
-                }
-                return fail(s, r);
+        if (remote) {
+            int r = qp.remote.execute(s, o, dst);
+            if (r == RemotePath.WAIT) {
+                return WAIT;
             }
+            if (r == WcStatus.SUCCESS) {
+                completeSend(s, r);
+                return OK;
+            }
+            return fail(s, r);
         }
         if (t == null || t.closed || !SimQp.receiving(t.state) || t.type != type
                 || (type == QpType.RC && t.remoteQpn != qpn)) {
