@@ -7,6 +7,8 @@ import dev.scalep.verbs.WcStatus;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
+import java.lang.foreign.MemorySegment;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -111,6 +113,27 @@ final class RemotePath {
             notifyAccessError(dqpn);
         }
         return st;
+    }
+
+    /**
+     * {@link SimEngine#writeDirect}'s remote half: the checks of {@link #oneSided} for a write of
+     * {@code len} bytes from {@code src} at {@code srcOff}, and the copy; false (nothing written,
+     * nothing reported) when any check fails, so that the ordinary path reports it.
+     */
+    boolean writeDirect(int dqpn, MemorySegment src, long srcOff, long raddr, int rkey, long len) {
+        long run = qp.eng.runs;
+        if (checkQp(dqpn, Access.REMOTE_WRITE, run) != 0) {
+            return false;
+        }
+        MrWindow w = resolve(run, rkey, dqpn, dir.pdOfQp(dqpn), Access.REMOTE_WRITE);
+        long off = w == null ? -1 : w.offsetOf(raddr, len);
+        if (off < 0) {
+            return false;
+        }
+        if (len > 0) {
+            SimEngine.copy(src, srcOff, w.mapping, off, len);
+        }
+        return true;
     }
 
     /**

@@ -146,6 +146,23 @@ final class SendSlots {
         return inline;
     }
 
+    /**
+     * Record a WR the engine executed at post time ({@link SimEngine#writeDirect}) in a free slot:
+     * what its completion and retirement need. Returns the slot.
+     */
+    int executed(long id, Opcode o, boolean sig, long length) {
+        int s = free[--freeTop];
+        wrId[s] = id;
+        op[s] = o.ordinal();
+        signaled[s] = sig;
+        inlined[s] = false;
+        numSge[s] = 0;
+        len[s] = length;
+        seq[s] = nextSeq++;
+        OUTSTANDING.setRelease(this, ++count);
+        return s;
+    }
+
     /** One WQE retired (its slot is back on the free stack). */
     void retired() {
         OUTSTANDING.setRelease(this, --count);

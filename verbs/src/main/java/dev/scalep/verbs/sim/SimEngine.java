@@ -4,6 +4,8 @@ import dev.scalep.verbs.Access;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QpType;
+import dev.scalep.verbs.SendFlags;
+import dev.scalep.verbs.SendWorkRequests;
 import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WcStatus;
 
@@ -57,6 +59,44 @@ final class SimEngine {
         return holding;
     }
 
+
+    /**
+     * Start the run of one post (one doorbell); true when its RDMA writes may take
+     * {@link #writeDirect}: an in-order RC QP whose peer may live in another process.
+     */
+    boolean newRun() {
+        runs++;
+        return inOrder && type == QpType.RC && qp.remote != null;
+    }
+
+    /**
+     * The post-time fast path of the common cross-process case: an RDMA write of one SGE, not
+     * inline, from an RTS QP with nothing queued ahead of it, whose local key, peer QP, peer MR
+     * and ranges all check out, is executed straight from the caller's WR (the same checks and
+     * copy {@link #execute} would make, without copying the WR into its slot first) and recorded
+     * in a slot as executed (completion, retirement and counting as usual). Anything else (any
+     * check failing included) returns false and the WR takes the ordinary path, which reports it.
+     */
+    boolean writeDirect(SendWorkRequests wrs, int i, Opcode o, int f) {
+        if (o != Opcode.RDMA_WRITE || (f & SendFlags.INLINE) != 0 || sl.pendCount != 0
+                || qp.state != QpState.RTS || wrs.numSge(i) != 1) {
+            return false;
+        }
+        int dst = qp.remoteQpn;
+        if (!RemotePath.isRemote(dev, dst)) {
+            return false;
+        }
+        long addr = wrs.sgeAddr(i, 0);
+        long len = Integer.toUnsignedLong(wrs.sgeLength(i, 0));
+        SimMr mr = mr(wrs.sgeLkey(i, 0), false);
+        if (mr == null || mr.basePd != pd.base() || !mr.contains(addr, len)
+                || !qp.remote.writeDirect(dst, mr.segment, addr - mr.address, wrs.remoteAddr(i), wrs.rkey(i), len)) {
+            return false;
+        }
+        int s = sl.executed(wrs.wrId(i), o, qp.attr.sigAll() || (f & SendFlags.SIGNALED) != 0, len);
+        completeSend(s, WcStatus.SUCCESS);
+        return true;
+    }
 
     void process() {
         runs++;

@@ -515,6 +515,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         }
         int posted = 0;
         int rc = 0;
+        boolean direct = eng.newRun(); // one doorbell: one run of the engine
         for (int i = from; i < from + n; i++) {
             Opcode o = Opcode.of(wrs.opcode(i));
             int f = wrs.flags(i);
@@ -524,6 +525,10 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             }
             if (rc != 0) {
                 break;
+            }
+            if (direct && eng.writeDirect(wrs, i, o, f)) {
+                posted++;
+                continue;
             }
             if (sl.enqueue(wrs, i, o, f, type, attr.sigAll(), dev)) {
                 inlineWqes++;
