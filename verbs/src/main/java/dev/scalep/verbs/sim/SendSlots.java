@@ -94,10 +94,6 @@ final class SendSlots {
         outstanding = 0;
     }
 
-    boolean hasFree() {
-        return freeTop > 0;
-    }
-
     /** Copy WR i (validated: opcode o, flags f) into a free slot and queue it; true when its payload was inlined. */
     boolean enqueue(SendWorkRequests wrs, int i, Opcode o, int f, QpType type, boolean sigAll, SimDevice dev) {
         int s = free[--freeTop];

@@ -62,20 +62,21 @@ final class SimEngine {
 
     /**
      * Start the run of one post (one doorbell); true when its RDMA writes may take
-     * {@link #writeDirect}: an in-order RC QP whose peer may live in another process.
+     * {@link #writeDirect}: an in-order RC QP.
      */
     boolean newRun() {
         runs++;
-        return inOrder && type == QpType.RC && qp.remote != null;
+        return inOrder && type == QpType.RC;
     }
 
     /**
-     * The post-time fast path of the common cross-process case: an RDMA write of one SGE, not
-     * inline, from an RTS QP with nothing queued ahead of it, whose local key, peer QP, peer MR
-     * and ranges all check out, is executed straight from the caller's WR (the same checks and
-     * copy {@link #execute} would make, without copying the WR into its slot first) and recorded
-     * in a slot as executed (completion, retirement and counting as usual). Anything else (any
-     * check failing included) returns false and the WR takes the ordinary path, which reports it.
+     * The post-time fast path of the common case: an RDMA write of one SGE, not inline, from an
+     * RTS QP with nothing queued ahead of it, whose local key, target QP (in this process or
+     * another), target MR and ranges all check out, is executed straight from the caller's WR
+     * (the same checks and copy {@link #execute} would make, without copying the WR into its slot
+     * first) and recorded in a slot as executed (completion, retirement and counting as usual).
+     * Anything else (any check failing included) returns false and the WR takes the ordinary
+     * path, which reports it.
      */
     boolean writeDirect(SendWorkRequests wrs, int i, Opcode o, int f) {
         if (o != Opcode.RDMA_WRITE || (f & SendFlags.INLINE) != 0 || sl.pendCount != 0
@@ -83,15 +84,30 @@ final class SimEngine {
             return false;
         }
         int dst = qp.remoteQpn;
-        if (!RemotePath.isRemote(dev, dst)) {
-            return false;
-        }
         long addr = wrs.sgeAddr(i, 0);
         long len = Integer.toUnsignedLong(wrs.sgeLength(i, 0));
         SimMr mr = mr(wrs.sgeLkey(i, 0), false);
-        if (mr == null || mr.basePd != pd.base() || !mr.contains(addr, len)
-                || !qp.remote.writeDirect(dst, mr.segment, addr - mr.address, wrs.remoteAddr(i), wrs.rkey(i), len)) {
+        if (mr == null || mr.basePd != pd.base() || !mr.contains(addr, len)) {
             return false;
+        }
+        long raddr = wrs.remoteAddr(i);
+        int rkey = wrs.rkey(i);
+        if (qp.remote != null && RemotePath.isRemote(dev, dst)) {
+            if (!qp.remote.writeDirect(dst, mr.segment, addr - mr.address, raddr, rkey, len)) {
+                return false;
+            }
+        } else {
+            SimQp t = localQp(dst);
+            if (t == null || t.closed || !SimQp.receiving(t.state) || t.type != type || t.remoteQpn != qpn) {
+                return false;
+            }
+            SimMr m = remoteMr(rkey, raddr, len, t, Access.REMOTE_WRITE);
+            if (m == null) {
+                return false;
+            }
+            if (len > 0) {
+                copy(mr.segment, addr - mr.address, m.segment, raddr - m.address, len);
+            }
         }
         int s = sl.executed(wrs.wrId(i), o, qp.attr.sigAll() || (f & SendFlags.SIGNALED) != 0, len);
         completeSend(s, WcStatus.SUCCESS);
@@ -377,8 +393,13 @@ final class SimEngine {
     }
 
     private SimMr remoteMr(int s, SimQp t, int need) {
-        SimMr m = mr(sl.rkey[s], true);
-        if (m == null || m.basePd != t.pd.base() || !m.contains(sl.raddr[s], sl.len[s]) || (m.access & need) == 0
+        return remoteMr(sl.rkey[s], sl.raddr[s], sl.len[s], t, need);
+    }
+
+    /** Target QP t's MR {@code rkey}, when it holds {@code [raddr, raddr + len)} and grants {@code need}; else null. */
+    private SimMr remoteMr(int rkey, long raddr, long len, SimQp t, int need) {
+        SimMr m = mr(rkey, true);
+        if (m == null || m.basePd != t.pd.base() || !m.contains(raddr, len) || (m.access & need) == 0
                 || (t.accessFlags() & need) == 0) {
             return null;
         }

@@ -516,11 +516,12 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         int posted = 0;
         int rc = 0;
         boolean direct = eng.newRun(); // one doorbell: one run of the engine
+        int room = sl.freeTop; // WRs executed at post time retire early, but the list must fit as a whole
         for (int i = from; i < from + n; i++) {
             Opcode o = Opcode.of(wrs.opcode(i));
             int f = wrs.flags(i);
             rc = validate(wrs, i, o, f);
-            if (rc == 0 && !sl.hasFree()) {
+            if (rc == 0 && posted == room) {
                 rc = Errno.ENOMEM;
             }
             if (rc != 0) {
