@@ -217,15 +217,15 @@ final class FabricAgent implements MessageHandler, Runnable {
                 return WcStatus.SUCCESS;
             }
             long need = len + (ud ? 40 : 0);
-            int fault = SimEngine.receiveFault(q, r, t, need, ud, src);
-            if (fault != SimEngine.FIT) {
+            int fault = Receives.fault(q, r, t, need, ud, src);
+            if (fault != Receives.FIT) {
                 failTarget = !ud;
                 result = fault;
             } else {
                 if (ud) {
-                    SimEngine.scatterSegment(q, r, 0, dev.grh, 0, 40, t.dev);
+                    Receives.scatter(q, r, 0, dev.grh, 0, 40, t.dev);
                 }
-                SimEngine.scatterSegment(q, r, ud ? 40 : 0, data, dataOff, len, t.dev);
+                Receives.scatter(q, r, ud ? 40 : 0, data, dataOff, len, t.dev);
                 q.pop();
                 boolean hasImm = o == Opcode.SEND_WITH_IMM;
                 t.recvCq.push(rid, WcStatus.SUCCESS, WcOpcode.RECV, (int) need, hasImm ? imm : 0, hasImm, t.qpn, src);

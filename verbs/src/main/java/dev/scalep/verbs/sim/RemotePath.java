@@ -131,7 +131,7 @@ final class RemotePath {
             return false;
         }
         if (len > 0) {
-            SimEngine.copy(src, srcOff, w.mapping, off, len);
+            Receives.copy(src, srcOff, w.mapping, off, len);
         }
         return true;
     }

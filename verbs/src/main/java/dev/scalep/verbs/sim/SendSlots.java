@@ -168,7 +168,7 @@ final class SendSlots {
     private void copyFromAddress(SimDevice dev, long addr, int lkey, int l, long dstOff) {
         SimMr mr = dev.mrs.get(lkey);
         if (mr != null && mr.contains(addr, l)) {
-            SimEngine.copy(mr.segment, addr - mr.address, inl, dstOff, l);
+            Receives.copy(mr.segment, addr - mr.address, inl, dstOff, l);
         } else {
             MemorySegment.copy(MemorySegment.ofAddress(addr).reinterpret(l), 0, inl, dstOff, l);
         }

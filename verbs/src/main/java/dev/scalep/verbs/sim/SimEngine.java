@@ -106,7 +106,7 @@ final class SimEngine {
                 return false;
             }
             if (len > 0) {
-                copy(mr.segment, addr - mr.address, m.segment, raddr - m.address, len);
+                Receives.copy(mr.segment, addr - mr.address, m.segment, raddr - m.address, len);
             }
         }
         int s = sl.executed(wrs.wrId(i), o, qp.attr.sigAll() || (f & SendFlags.SIGNALED) != 0, len);
@@ -451,7 +451,7 @@ final class SimEngine {
             long l = Integer.toUnsignedLong(sl.sgeLen[b + j]);
             SimMr mr = mr(sl.sgeLkey[b + j], false);
             if (mr != null && l > 0) {
-                copy(src, srcOff, mr.segment, sl.sgeAddr[b + j] - mr.address, l);
+                Receives.copy(src, srcOff, mr.segment, sl.sgeAddr[b + j] - mr.address, l);
             }
             srcOff += l;
         }
@@ -470,16 +470,16 @@ final class SimEngine {
                 return noReceive(s, q);
             }
             long rid = q.wrId(r);
-            int fault = receiveFault(q, r, t, need, ud, qpn);
+            int fault = Receives.fault(q, r, t, need, ud, qpn);
             if (fault == WcStatus.SUCCESS) {
                 completeSend(s, fault); // UD: the receive failed, the sender never learns
                 result = OK;
-            } else if (fault != FIT) {
+            } else if (fault != Receives.FIT) {
                 failTarget = true;
                 result = fail(s, fault);
             } else {
                 if (ud) {
-                    scatterSegment(q, r, 0, dev.grh, 0, 40, dev);
+                    Receives.scatter(q, r, 0, dev.grh, 0, 40, dev);
                 }
                 scatterSlot(q, r, ud ? 40 : 0, s);
                 q.pop();
@@ -495,44 +495,6 @@ final class SimEngine {
             t.nudge();
         }
         return result;
-    }
-
-    /** {@link #receiveFault}: the receive takes the message. */
-    static final int FIT = -1;
-
-    /**
-     * The responder's checks of receive r for a message of {@code need} bytes (caller holds
-     * q.lock): {@link #FIT}, or the receive is consumed with LOC_LEN_ERR or LOC_PROT_ERR, a
-     * reliable target moves to ERR, and the requester's status is returned (REM_INV_REQ_ERR for
-     * length, REM_OP_ERR otherwise; SUCCESS for UD, whose sender never learns).
-     */
-    static int receiveFault(SimRecvQueue q, int r, SimQp t, long need, boolean ud, int srcQpn) {
-        int recvProt = q.capacityOf(r) < need ? WcStatus.LOC_LEN_ERR : checkRecv(q, r, t);
-        if (recvProt == 0) {
-            return FIT;
-        }
-        long rid = q.wrId(r);
-        q.pop();
-        t.recvCq.push(rid, recvProt, WcOpcode.RECV, 0, 0, false, t.qpn, srcQpn);
-        if (ud) {
-            return WcStatus.SUCCESS;
-        }
-        t.moveToError();
-        return recvProt == WcStatus.LOC_LEN_ERR ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
-    }
-
-    /** Receiver-side lkey check of receive slot r (caller holds q.lock). */
-    static int checkRecv(SimRecvQueue q, int r, SimQp t) {
-        SimPd base = t.pd.base();
-        for (int j = 0, n = q.numSge(r); j < n; j++) {
-            SimMr mr = t.dev.mrs.get(q.sgeLkey(r, j));
-            long l = Integer.toUnsignedLong(q.sgeLen(r, j));
-            if (mr == null || mr.basePd != base || !mr.contains(q.sgeAddr(r, j), l)
-                    || (mr.access & Access.LOCAL_WRITE) == 0) {
-                return WcStatus.LOC_PROT_ERR;
-            }
-        }
-        return 0;
     }
 
     /** No receive at the target (caller holds q.lock). */
@@ -554,7 +516,7 @@ final class SimEngine {
             return;
         }
         if (sl.inlined[s]) {
-            copy(sl.inl, (long) s * sl.maxInline + from, dst, dstOff, n);
+            Receives.copy(sl.inl, (long) s * sl.maxInline + from, dst, dstOff, n);
             return;
         }
         int b = s * sl.maxSge;
@@ -566,22 +528,13 @@ final class SimEngine {
                 long chunk = Math.min(l - within, n);
                 SimMr mr = mr(sl.sgeLkey[b + j], false);
                 if (mr != null) {
-                    copy(mr.segment, sl.sgeAddr[b + j] - mr.address + within, dst, dstOff, chunk);
+                    Receives.copy(mr.segment, sl.sgeAddr[b + j] - mr.address + within, dst, dstOff, chunk);
                 }
                 dstOff += chunk;
                 from += chunk;
                 n -= chunk;
             }
             pos += l;
-        }
-    }
-
-    /** A bounds-checked copy; a word-sized one (the common small RDMA payload) as one load and store. */
-    static void copy(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long n) {
-        if (n == Long.BYTES) {
-            dst.set(ValueLayout.JAVA_LONG_UNALIGNED, dstOff, src.get(ValueLayout.JAVA_LONG_UNALIGNED, srcOff));
-        } else {
-            MemorySegment.copy(src, srcOff, dst, dstOff, n);
         }
     }
 
@@ -607,23 +560,4 @@ final class SimEngine {
         }
     }
 
-    /** Scatter {@code n} bytes of {@code seg} from {@code src} into receive r from receive offset {@code at}. */
-    static void scatterSegment(SimRecvQueue q, int r, long at, MemorySegment seg, long src, long n, SimDevice dev) {
-        long pos = 0;
-        for (int j = 0, k = q.numSge(r); j < k && n > 0; j++) {
-            long l = Integer.toUnsignedLong(q.sgeLen(r, j));
-            if (at < pos + l) {
-                long within = at - pos;
-                long chunk = Math.min(l - within, n);
-                SimMr mr = dev.mrs.get(q.sgeLkey(r, j));
-                if (mr != null) {
-                    MemorySegment.copy(seg, src, mr.segment, q.sgeAddr(r, j) - mr.address + within, chunk);
-                }
-                src += chunk;
-                at += chunk;
-                n -= chunk;
-            }
-            pos += l;
-        }
-    }
 }
