@@ -124,6 +124,12 @@ final class FabricDirectory {
                 && (st == QpState.RTS.ordinal() || st == QpState.SQD.ordinal());
     }
 
+    /** The incarnation peer QP dqpn's entry shows now (0 for a QPN of no peer). */
+    int incarnationOf(int dqpn) {
+        int p = procOfQpn(dqpn);
+        return isPeer(p) ? b.getIntVolatile(qpEntry(p, dqpn) + QP_INCARNATION) : 0;
+    }
+
     /** The PD id of peer QP dqpn (after a successful {@link #checkQp}). */
     int pdOfQp(int dqpn) {
         return b.getInt(qpEntry(procOfQpn(dqpn), dqpn) + QP_PD);

@@ -174,9 +174,11 @@ final class RemotePath {
     private void notifyAccessError(int dqpn) {
         ManyToOneRingBuffer r = fabric.ring(procOfQpn(dqpn));
         try {
-            int i = r.tryClaim(MSG_ACCESS_ERROR, 4);
+            int inc = dir.incarnationOf(dqpn); // the incarnation the refused request met
+            int i = r.tryClaim(MSG_ACCESS_ERROR, 8);
             if (i > 0) {
                 r.buffer().putInt(i, dqpn);
+                r.buffer().putInt(i + 4, inc);
                 r.commit(i);
             }
         } catch (RuntimeException corrupt) {
