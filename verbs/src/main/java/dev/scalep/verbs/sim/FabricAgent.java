@@ -113,9 +113,9 @@ final class FabricAgent implements MessageHandler, Runnable {
             case MSG_REQUEST -> request(buffer, index, length);
             case MSG_RESPONSE -> response(buffer, index, length);
             case MSG_ACCESS_ERROR -> {
-                if (length >= 8) { // a notice for an earlier incarnation of the QP (before a reset) is stale
+                if (length >= 4) { // a notice for an earlier incarnation of the QP (before a reset) is stale
                     SimQp t = dev.qps.get(buffer.getInt(index));
-                    if (t != null && t.incarnation == buffer.getInt(index + 4)) {
+                    if (t != null && (length < 8 || t.incarnation == buffer.getInt(index + 4))) {
                         t.responderAccessError();
                     }
                 }

@@ -22,7 +22,8 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  *                 +.. MR directory: MR_SLOTS entries of MR_STRIDE bytes
  *                                    +0 key i32 (0 = none; written last) +4 access +8 pdId
  *                                    +12 fileNo +16 fileOffset i64 +24 length i64 +32 address i64
- *                                    +40 epoch i32 (bumped by every publish and clear of the entry)
+ *                                    +40 epoch i32 (bumped by every publish and clear of the entry;
+ *                                        a compatible addition: it was zero padding before)
  * </pre>
  *
  * A QPN and an rkey name their owner: {@code id = generation | proc << slotBits | slot}, so the
@@ -31,7 +32,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  */
 final class FabricLayout {
     static final long MAGIC = 0x7363616c65704661L; // "scalepFa"
-    static final int VERSION = 2;
+    static final int VERSION = 1;
     static final int MAX_PROCS = 64;
     static final int PROC_BITS = 6;
 
