@@ -146,7 +146,6 @@ final class FabricDirectory {
         if (rkey <= 0 || p != procOfQpn(dqpn) || !isPeer(p)) {
             return false;
         }
-        int procEpoch = fabric.epochOf(p);
         int e = mrEntry(p, rkey);
         int epoch = b.getIntVolatile(e + MR_EPOCH);
         if (b.getIntVolatile(e + MR_KEY) != rkey) {
@@ -163,17 +162,17 @@ final class FabricDirectory {
                 || fileOff > Long.MAX_VALUE - length) {
             return false;
         }
-        w.set(rkey, dqpn, pdId, need, p, procEpoch, epoch, file, fileOff, address, length);
+        w.set(rkey, dqpn, pdId, need, p, epoch, file, fileOff, address, length);
         return true;
     }
 
     /**
-     * Whether window {@code w}, resolved earlier, still names the same registration: the peer's
-     * process entry and the MR entry are in the same epoch and the key is still published.
+     * Whether window {@code w}, resolved earlier in this engine run, still names the same
+     * registration: the MR entry is in the epoch it was read in (every publish and clear bumps it,
+     * so a deregistration or a new key shows) and the key is still published.
      */
     boolean mrCurrent(MrWindow w) {
         int e = mrEntry(w.proc, w.rkey);
-        return b.getIntVolatile(e + MR_KEY) == w.rkey && b.getIntVolatile(e + MR_EPOCH) == w.epoch
-                && fabric.epochOf(w.proc) == w.procEpoch;
+        return b.getIntVolatile(e + MR_EPOCH) == w.epoch && b.getIntVolatile(e + MR_KEY) == w.rkey;
     }
 }

@@ -4,11 +4,11 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The last peer MR one QP's initiator resolved in the current engine run (its engine lock held):
- * the directory entry's fields as read and range-checked once, the epochs they were read in, and
- * the peer file's mapping. The WRs of one run (a postlist one doorbell covers) to one remote buffer
+ * the directory entry's fields as read and range-checked once, the entry's epoch, and the peer
+ * file's mapping. The WRs of one run (a postlist one doorbell covers) to one remote buffer
  * then cost the per-WR epoch check ({@link FabricDirectory#mrCurrent}) and the range check against
- * these fields and the mapping, not a directory walk; a deregistered MR, or one of a process that
- * left, fails the epoch check and is resolved (and refused) again. The next run reads the entry
+ * these fields and the mapping, not a directory walk; a deregistered MR fails the epoch check and
+ * is resolved (and refused) again. The next run reads the entry
  * afresh, so even a peer that rewrites an entry without bumping its epoch is seen at the next post.
  */
 final class MrWindow {
@@ -17,7 +17,6 @@ final class MrWindow {
     int pdId;
     int need;
     int proc;
-    int procEpoch;
     int epoch;
     int file;
     long fileOffset;
@@ -28,14 +27,13 @@ final class MrWindow {
     /** The engine run ({@link SimEngine#runs}) that resolved it: a window never outlives its run. */
     long run;
 
-    void set(int rkey, int dqpn, int pdId, int need, int proc, int procEpoch, int epoch, int file, long fileOffset,
-             long address, long length) {
+    void set(int rkey, int dqpn, int pdId, int need, int proc, int epoch, int file, long fileOffset, long address,
+             long length) {
         this.rkey = rkey;
         this.dqpn = dqpn;
         this.pdId = pdId;
         this.need = need;
         this.proc = proc;
-        this.procEpoch = procEpoch;
         this.epoch = epoch;
         this.file = file;
         this.fileOffset = fileOffset;

@@ -54,7 +54,7 @@ final class SendSlots {
     int unretHead;
     int unretCount;
     long nextSeq;
-    /** WQEs posted and not retired: {@link #count} is the engine's copy, published to racy readers by release stores. */
+    /** WQEs posted and not retired, for racy readers: the engine's {@link #count}, published at the end of a post and of a run. */
     volatile int outstanding;
     private int count;
 
@@ -138,7 +138,7 @@ final class SendSlots {
         int p = pendHead + pendCount;
         pend[p >= cap ? p - cap : p] = s;
         pendCount++;
-        OUTSTANDING.setRelease(this, ++count); // a plain store on x86: no fence per WR
+        count++;
         return inline;
     }
 
@@ -155,13 +155,18 @@ final class SendSlots {
         numSge[s] = 0;
         len[s] = length;
         seq[s] = nextSeq++;
-        OUTSTANDING.setRelease(this, ++count);
+        count++;
         return s;
     }
 
     /** One WQE retired (its slot is back on the free stack). */
     void retired() {
-        OUTSTANDING.setRelease(this, --count);
+        count--;
+    }
+
+    /** Publish {@link #outstanding} (a release store: a plain store on x86, no fence per WR). */
+    void publish() {
+        OUTSTANDING.setRelease(this, count);
     }
 
     /** Inline copy at post time: the CPU reads the caller's buffer (through its MR when the lkey names one). */

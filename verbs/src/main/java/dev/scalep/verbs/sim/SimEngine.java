@@ -41,6 +41,10 @@ final class SimEngine {
     private SimQp lastTarget;
     /** Engine runs so far: what a run checked of a peer's directory holds for the rest of that run. */
     long runs;
+    /** The run's RC destination and whether it lives in another process (see {@link #newRun}). */
+    private int directDst;
+    private boolean directRemote;
+    private final boolean sigAll;
 
     SimEngine(SimQp qp, SendSlots sl, ReorderWindow w, SimRecvQueue ownRq) {
         this.qp = qp;
@@ -53,6 +57,7 @@ final class SimEngine {
         this.sendCq = qp.sendCq;
         this.ownRq = ownRq;
         this.inOrder = w == null;
+        this.sigAll = qp.attr.sigAll();
     }
 
     boolean holding() {
@@ -66,7 +71,12 @@ final class SimEngine {
      */
     boolean newRun() {
         runs++;
-        return inOrder && type == QpType.RC;
+        if (!inOrder || type != QpType.RC) {
+            return false;
+        }
+        directDst = qp.remoteQpn; // set at RTR, under this lock: fixed for the run
+        directRemote = qp.remote != null && RemotePath.isRemote(dev, directDst);
+        return true;
     }
 
     /**
@@ -83,7 +93,7 @@ final class SimEngine {
                 || qp.state != QpState.RTS || wrs.numSge(i) != 1) {
             return false;
         }
-        int dst = qp.remoteQpn;
+        int dst = directDst;
         long addr = wrs.sgeAddr(i, 0);
         long len = Integer.toUnsignedLong(wrs.sgeLength(i, 0));
         SimMr mr = mr(wrs.sgeLkey(i, 0), false);
@@ -92,7 +102,7 @@ final class SimEngine {
         }
         long raddr = wrs.remoteAddr(i);
         int rkey = wrs.rkey(i);
-        if (qp.remote != null && RemotePath.isRemote(dev, dst)) {
+        if (directRemote) {
             if (!qp.remote.writeDirect(dst, mr.segment, addr - mr.address, raddr, rkey, len)) {
                 return false;
             }
@@ -109,13 +119,18 @@ final class SimEngine {
                 Receives.copy(mr.segment, addr - mr.address, m.segment, raddr - m.address, len);
             }
         }
-        int s = sl.executed(wrs.wrId(i), o, qp.attr.sigAll() || (f & SendFlags.SIGNALED) != 0, len);
+        int s = sl.executed(wrs.wrId(i), o, sigAll || (f & SendFlags.SIGNALED) != 0, len);
         completeSend(s, WcStatus.SUCCESS);
         return true;
     }
 
     void process() {
         runs++;
+        step();
+        sl.publish();
+    }
+
+    private void step() {
         if (qp.state == QpState.ERR) {
             flushSq();
             if (ownRq != null) {

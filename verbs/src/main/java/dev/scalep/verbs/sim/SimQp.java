@@ -56,6 +56,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     final SimContext ctx;
     final SimDevice dev;
     private final DeviceCapabilities caps;
+    /** {@link DeviceCapabilities#supports}, by opcode ordinal (read per WR). */
+    private final boolean[] supported;
     final QpInitAttr attr;
     final QpType type;
     final int qpn;
@@ -106,6 +108,10 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         this.ctx = pd.ctx;
         this.dev = ctx.device;
         this.caps = ctx.caps;
+        this.supported = new boolean[Opcode.values().length];
+        for (Opcode o : Opcode.values()) {
+            supported[o.ordinal()] = caps.supports(o);
+        }
         this.attr = attr;
         this.type = attr.type();
         this.qpn = qpn;
@@ -541,13 +547,13 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         }
         if (posted > 0) {
             ringDoorbell(wrs, from, posted);
-            eng.process();
+            eng.process(); // publishes the outstanding count
         }
         return rc;
     }
 
     private int validate(SendWorkRequests wrs, int i, Opcode o, int f) {
-        if (o == null || !caps.supports(o)) {
+        if (o == null || !supported[o.ordinal()]) {
             return Errno.EINVAL;
         }
         if (type == QpType.UD && o != Opcode.SEND && o != Opcode.SEND_WITH_IMM) {
