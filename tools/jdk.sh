@@ -15,7 +15,8 @@ scalep_find_jdk() {
         tried+=("$cand (${v:-unknown})")
         if [ -n "$v" ] && [ "$v" -ge "$min" ] && [ -x "$(dirname "$cand")/javac" ]; then
             JAVA_HOME=$(cd "$(dirname "$cand")/.." && pwd)
-            export JAVA_HOME
+            SCALEP_JAVA_VERSION=$v
+            export JAVA_HOME SCALEP_JAVA_VERSION
             # Maven's own libraries use sun.misc.Unsafe; JDK 23+ warns about it unless told. The flag is
             # unknown to older JDKs, so it goes here (for this JDK only), not into .mvn/jvm.config.
             if [ "$v" -ge 23 ] && [[ "${MAVEN_OPTS:-}" != *sun-misc-unsafe-memory-access* ]]; then

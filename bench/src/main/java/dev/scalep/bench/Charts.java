@@ -29,6 +29,7 @@ import java.awt.Rectangle;
 import java.awt.Shape;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.text.DecimalFormat;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -202,7 +203,7 @@ public final class Charts {
         LogAxis x = new LogAxis(label);
         x.setBase(2);
         x.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
-        x.setNumberFormatOverride(new java.text.DecimalFormat("0"));
+        x.setNumberFormatOverride(new DecimalFormat("0"));
         x.setLowerMargin(0.05);
         x.setUpperMargin(0.05);
         return x;

@@ -22,6 +22,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,6 +31,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import com.sun.management.ThreadMXBean;
 
 /**
  * Message rate of 8-byte RDMA writes on {@code sim:mlx5}, one RC QP per thread, postlist p and one
@@ -177,8 +179,8 @@ public final class FabricRate {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong total = new AtomicLong();
         AtomicLong allocated = new AtomicLong();
-        com.sun.management.ThreadMXBean mx =
-                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        ThreadMXBean mx =
+                (ThreadMXBean) ManagementFactory.getThreadMXBean();
         CountDownLatch done = new CountDownLatch(threads);
         for (int t = 0; t < threads; t++) {
             int id = t;

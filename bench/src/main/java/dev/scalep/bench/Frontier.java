@@ -1,6 +1,7 @@
 package dev.scalep.bench;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -82,7 +83,7 @@ public final class Frontier {
                 point.put(resource, r.get(resource));
                 points.add(point);
             }
-            points.sort(java.util.Comparator.comparingDouble(cost));
+            points.sort(Comparator.comparingDouble(cost));
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("threads", t);
             entry.put("resource", resource);

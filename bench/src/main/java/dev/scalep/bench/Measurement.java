@@ -5,15 +5,16 @@ import dev.scalep.verbs.ResourceUsage;
 /**
  * What one run of one configuration measured: wall time of the timed phase (warm-up excluded),
  * messages completed, and the resource report of the endpoints that carried them, plus free-form
- * notes (substitutions the endpoint layer made), and the unsignaled interval that ran (the device
- * may have had to signal more often than {@code point().unsignaled()} asked).
+ * notes (substitutions the endpoint layer made), the unsignaled interval that ran (the device may
+ * have had to signal more often than {@code point().unsignaled()} asked), {@code ranks} (1 when
+ * sender and receiver share a process, 2 when they are two ranks of a job) and the payload size.
  */
 public record Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,
-                          String notes, int unsignaledRan) {
+                          String notes, int unsignaledRan, int ranks, int payloadBytes) {
 
-    /** A measurement that ran the unsignaled interval its point asked for. */
+    /** A measurement in one process of the sweep's default payload that ran the unsignaled interval its point asked for. */
     public Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources, String notes) {
-        this(point, repeat, seconds, messages, resources, notes, point.unsignaled());
+        this(point, repeat, seconds, messages, resources, notes, point.unsignaled(), 1, SweepRunner.PAYLOAD);
     }
 
     /** Million messages per second over all sender threads. */

@@ -27,7 +27,7 @@ public final class ResultsWriter {
             "device", "category", "threads", "postlist", "unsignaled", "messages", "seconds", "mmsgPerSec",
             "qps", "cqs", "uarPages", "uuars", "memoryBytes",
             "repeat", "sharing", "depth", "inline", "blueFlame", "shareAxis", "ways", "variant",
-            "contexts", "pds", "mrs", "srqs", "tds", "uarPagesInUse", "uuarsInUse", "unsignaledAsked", "notes");
+            "contexts", "pds", "mrs", "srqs", "tds", "uarPagesInUse", "uuarsInUse", "unsignaledAsked", "ranks", "payloadBytes", "notes");
 
     private ResultsWriter() {
     }
@@ -66,6 +66,8 @@ public final class ResultsWriter {
         row.put("uarPagesInUse", r.uarPagesInUse());
         row.put("uuarsInUse", r.uuarsInUse());
         row.put("unsignaledAsked", p.unsignaled());
+        row.put("ranks", m.ranks());
+        row.put("payloadBytes", m.payloadBytes());
         row.put("notes", m.notes() == null ? "" : m.notes());
         return row;
     }

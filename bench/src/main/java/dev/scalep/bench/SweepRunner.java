@@ -5,10 +5,12 @@ import dev.scalep.endpoints.EndpointManager;
 import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.endpoints.Substitution;
 import dev.scalep.policies.SharingConfig;
+import dev.scalep.spmd.World;
 import dev.scalep.threading.Completion;
 import dev.scalep.threading.SendPath;
 import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.Device;
+import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.ResourceUsage;
 
 import java.util.ArrayList;
@@ -18,6 +20,7 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
@@ -27,7 +30,9 @@ import java.util.stream.Collectors;
  * {@link Receivers} thread per receiver endpoint reposts each receive) through its endpoint (postlist p, one signaled every q,
  * polling c = d/q completions at a time), and waits until all of them completed. A warm-up pass
  * runs first on the same endpoints and is not timed; then each repeat is timed from a barrier that
- * releases all threads to the moment the last thread's last completion arrived.
+ * releases all threads to the moment the last thread's last completion arrived. With a world of two
+ * ranks the sender threads run on rank 0 and the receiver endpoints on rank 1, connected with the
+ * addresses the world all-gathers; only rank 0 gets measurements.
  */
 public final class SweepRunner {
     /** Payload bytes per message (the research used 2). */
@@ -43,7 +48,7 @@ public final class SweepRunner {
      * Options for the endpoints of a point: a policy point maps every feature of its class
      * ({@link EndpointOptions#from}) and polls c = d / q completions at a time; other points take the flags.
      */
-    static EndpointOptions options(SweepPoint p, dev.scalep.verbs.DeviceCapabilities caps) {
+    static EndpointOptions options(SweepPoint p, DeviceCapabilities caps) {
         if (p.policyClass() != null) {
             EndpointOptions o = EndpointOptions.from(p.policyClass(), caps);
             return new EndpointOptions(o.sendDepth(), o.recvDepth(), o.bufferBytes(), o.recvSlotBytes(), o.postlist(),
@@ -73,16 +78,16 @@ public final class SweepRunner {
      * per thread. {@code each} receives every measurement as it is made.
      */
     public static List<Measurement> run(Device device, SweepPoint p, int repeats, long warmup,
-                                        java.util.function.Consumer<Measurement> each) throws InterruptedException {
+                                        Consumer<Measurement> each) throws InterruptedException {
         return run(device, p, Workload.DEFAULT, repeats, warmup, each);
     }
 
     /**
-     * The options of {@link #options(SweepPoint, dev.scalep.verbs.DeviceCapabilities)} for the messages of
+     * The options of {@link #options(SweepPoint, DeviceCapabilities)} for the messages of
      * {@code w}: regions big enough for eight messages side by side (at least the default 4 KiB), and a
      * flag-driven point's inline threshold raised to the payload size where the device can inline it.
      */
-    static EndpointOptions options(SweepPoint p, dev.scalep.verbs.DeviceCapabilities caps, Workload w) {
+    static EndpointOptions options(SweepPoint p, DeviceCapabilities caps, Workload w) {
         EndpointOptions o = options(p, caps);
         if (p.policyClass() == null && p.inline() && w.inlinable(caps) && w.size() > o.inlineThreshold()) {
             o = o.withFeatures(o.postlist(), o.signalEvery(), w.size());
@@ -104,101 +109,142 @@ public final class SweepRunner {
         }
     }
 
-    /** {@link #run(Device, SweepPoint, int, long, java.util.function.Consumer)} posting the messages of {@code w}. */
+    /** {@link #run(Device, SweepPoint, int, long, Consumer)} posting the messages of {@code w}, in this process. */
     public static List<Measurement> run(Device device, SweepPoint p, Workload w, int repeats, long warmup,
-                                        java.util.function.Consumer<Measurement> each) throws InterruptedException {
+                                        Consumer<Measurement> each) throws InterruptedException {
+        return run(World.single(), device, p, w, repeats, warmup, each);
+    }
+
+    /**
+     * Measure {@code repeats} timed runs of {@code p} posting the messages of {@code w} after two
+     * warm-up runs of {@code warmup} messages per thread. One rank: sender and receiver managers in
+     * this process. Two ranks: the sender threads on rank 0, the receiver on rank 1; rank 1 waits at a
+     * barrier while rank 0 measures, and only rank 0 gets measurements (sends need a receiver thread
+     * per endpoint and run in one process only). {@code each} receives every measurement as it is made.
+     */
+    public static List<Measurement> run(World world, Device device, SweepPoint p, Workload w, int repeats, long warmup,
+                                        Consumer<Measurement> each) throws InterruptedException {
+        if (world.size() > 2) {
+            throw new IllegalArgumentException("the sweep runs on 1 rank or on 2 (sender, receiver), not " + world.size());
+        }
         SharingConfig cfg = SharingConfig.parse(p.sharing());
         EndpointOptions opts = options(p, device.capabilities(), w);
-        List<Measurement> out = new ArrayList<>();
+        if (world.size() == 2) {
+            if (w.op() == Workload.Op.SEND) {
+                throw new IllegalArgumentException("--op send runs in one process (a receiver thread reposts each "
+                        + "receive); two ranks measure write and read");
+            }
+            try (EndpointManager mine = world.rank() == 0
+                    ? asWritten(EndpointManager.open(device, cfg, p.threads(), opts), p)
+                    : EndpointManager.open(device, cfg, p.threads(), opts)) {
+                byte[][] all = world.allgather(mine.address());
+                mine.connect(all[1 - world.rank()]);
+                world.barrier(); // both sides' receives are posted
+                try {
+                    return world.rank() == 0 ? measure(mine, null, p, w, repeats, warmup, 2, each) : List.of();
+                } finally {
+                    world.barrier(); // the receiver's memory stays until the sender is done
+                }
+            }
+        }
         try (EndpointManager sender = asWritten(EndpointManager.open(device, cfg, p.threads(), opts), p);
              EndpointManager receiver = EndpointManager.open(device, cfg, p.threads(), opts)) {
             sender.connect(receiver);
-            ResourceUsage resources = sender.resources();
-            String notes = sender.substitutions().stream().map(Substitution::toString).collect(Collectors.joining("; "));
-            Endpoint[] eps = new Endpoint[p.threads()];
-            // Warm-up and repeats run on the same threads, which keep their endpoints.
-            // Two warm-up rounds: the end of the first (drain, flush) takes paths the loop never took and can
-            // send compiled code back to the interpreter; the second absorbs that recompilation.
-            int warmRounds = warmup > 0 ? WARM_ROUNDS : 0;
-            int rounds = repeats + warmRounds;
-            // Each thread stamps its own start and end: the timed span is from the first thread's start
-            // to the last thread's end, independent of when the coordinating thread gets scheduled.
-            long[][] begin = new long[rounds][p.threads()];
-            long[][] finish = new long[rounds][p.threads()];
-            CyclicBarrier start = new CyclicBarrier(p.threads() + 1);
-            CyclicBarrier end = new CyclicBarrier(p.threads() + 1);
-            AtomicReference<Throwable> failure = new AtomicReference<>();
-            Receivers receivers = w.op() == Workload.Op.SEND ? Receivers.start(receiver, p.threads(), failure, start, end) : null;
-            List<Thread> threads = new ArrayList<>();
-            for (int t = 0; t < p.threads(); t++) {
-                int idx = t;
-                Thread th = Thread.ofPlatform().name("sender-" + t).unstarted(() -> {
-                    Endpoint ep = null;
-                    try {
-                        ep = sender.acquire();
-                        eps[idx] = ep;
-                        Completion c = new Completion();
-                        for (int r = 0; r < rounds; r++) {
-                            start.await();
-                            long n = r < warmRounds ? warmup : p.messages();
-                            begin[r][idx] = System.nanoTime();
-                            sendAll(ep, c, n, idx, w);
-                            finish[r][idx] = System.nanoTime();
-                            end.await();
+            return measure(sender, receiver, p, w, repeats, warmup, 1, each);
+        }
+    }
+
+    /** The timed rounds on the sender's threads; {@code receiver} (this process's, or null) reposts for sends. */
+    private static List<Measurement> measure(EndpointManager sender, EndpointManager receiver, SweepPoint p, Workload w,
+                                             int repeats, long warmup, int ranks, Consumer<Measurement> each)
+            throws InterruptedException {
+        List<Measurement> out = new ArrayList<>();
+        ResourceUsage resources = sender.resources();
+        String notes = sender.substitutions().stream().map(Substitution::toString).collect(Collectors.joining("; "));
+        Endpoint[] eps = new Endpoint[p.threads()];
+        // Warm-up and repeats run on the same threads, which keep their endpoints.
+        // Two warm-up rounds: the end of the first (drain, flush) takes paths the loop never took and can
+        // send compiled code back to the interpreter; the second absorbs that recompilation.
+        int warmRounds = warmup > 0 ? WARM_ROUNDS : 0;
+        int rounds = repeats + warmRounds;
+        // Each thread stamps its own start and end: the timed span is from the first thread's start
+        // to the last thread's end, independent of when the coordinating thread gets scheduled.
+        long[][] begin = new long[rounds][p.threads()];
+        long[][] finish = new long[rounds][p.threads()];
+        CyclicBarrier start = new CyclicBarrier(p.threads() + 1);
+        CyclicBarrier end = new CyclicBarrier(p.threads() + 1);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Receivers receivers = w.op() == Workload.Op.SEND && receiver != null
+                ? Receivers.start(receiver, p.threads(), failure, start, end) : null;
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < p.threads(); t++) {
+            int idx = t;
+            Thread th = Thread.ofPlatform().name("sender-" + t).unstarted(() -> {
+                Endpoint ep = null;
+                try {
+                    ep = sender.acquire();
+                    eps[idx] = ep;
+                    Completion c = new Completion();
+                    for (int r = 0; r < rounds; r++) {
+                        start.await();
+                        long n = r < warmRounds ? warmup : p.messages();
+                        begin[r][idx] = System.nanoTime();
+                        sendAll(ep, c, n, idx, w);
+                        finish[r][idx] = System.nanoTime();
+                        end.await();
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                    start.reset();
+                    end.reset();
+                } finally {
+                    if (ep != null) {
+                        try {
+                            sender.release(ep);
+                        } catch (RuntimeException e) {
+                            failure.compareAndSet(null, e);
                         }
-                    } catch (Throwable e) {
-                        failure.compareAndSet(null, e);
-                        start.reset();
-                        end.reset();
-                    } finally {
-                        if (ep != null) {
-                            try {
-                                sender.release(ep);
-                            } catch (RuntimeException e) {
-                                failure.compareAndSet(null, e);
-                            }
-                        }
                     }
-                });
-                threads.add(th);
-                th.start();
+                }
+            });
+            threads.add(th);
+            th.start();
+        }
+        try {
+            for (int r = 0; r < rounds; r++) {
+                start.await(5, TimeUnit.MINUTES);
+                end.await(5, TimeUnit.MINUTES);
+                long first = Long.MAX_VALUE;
+                long last = Long.MIN_VALUE;
+                for (int t = 0; t < p.threads(); t++) {
+                    first = Math.min(first, begin[r][t]);
+                    last = Math.max(last, finish[r][t]);
+                }
+                long nanos = last - first;
+                if (r < warmRounds) {
+                    continue;
+                }
+                int rep = r - warmRounds + 1;
+                Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes,
+                        sender.signalEvery(), ranks, w.size());
+                out.add(m);
+                each.accept(m);
             }
-            try {
-                for (int r = 0; r < rounds; r++) {
-                    start.await(5, TimeUnit.MINUTES);
-                    end.await(5, TimeUnit.MINUTES);
-                    long first = Long.MAX_VALUE;
-                    long last = Long.MIN_VALUE;
-                    for (int t = 0; t < p.threads(); t++) {
-                        first = Math.min(first, begin[r][t]);
-                        last = Math.max(last, finish[r][t]);
-                    }
-                    long nanos = last - first;
-                    if (r < warmRounds) {
-                        continue;
-                    }
-                    int rep = r - warmRounds + 1;
-                    Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes,
-                            sender.signalEvery());
-                    out.add(m);
-                    each.accept(m);
-                }
-            } catch (BrokenBarrierException | TimeoutException e) {
-                Throwable f = failure.get();
-                throw new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed: "
-                        + (f != null ? f : e), f != null ? f : e);
-            } finally {
-                for (Thread th : threads) {
-                    th.join(TimeUnit.SECONDS.toMillis(30));
-                }
-                if (receivers != null) {
-                    receivers.stop();
-                }
-            }
+        } catch (BrokenBarrierException | TimeoutException e) {
             Throwable f = failure.get();
-            if (f != null) {
-                throw new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed: " + f, f);
+            throw new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed: "
+                    + (f != null ? f : e), f != null ? f : e);
+        } finally {
+            for (Thread th : threads) {
+                th.join(TimeUnit.SECONDS.toMillis(30));
             }
+            if (receivers != null) {
+                receivers.stop();
+            }
+        }
+        Throwable f = failure.get();
+        if (f != null) {
+            throw new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed: " + f, f);
         }
         return out;
     }

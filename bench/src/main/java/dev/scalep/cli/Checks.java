@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * The checks every command applies to what the user asked for before any work starts. Each throws
@@ -28,7 +29,7 @@ public final class Checks {
     public static List<String> items(String option, List<String> values, String separator) {
         Set<String> seen = new LinkedHashSet<>();
         for (String value : values) {
-            String[] parts = value.split(java.util.regex.Pattern.quote(separator), -1);
+            String[] parts = value.split(Pattern.quote(separator), -1);
             for (String part : parts) {
                 String item = part.strip();
                 if (item.isEmpty()) {

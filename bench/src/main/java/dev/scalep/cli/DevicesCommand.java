@@ -46,12 +46,24 @@ final class DevicesCommand implements Callable<Integer> {
         for (Device d : devices) {
             DeviceCapabilities c = d.capabilities();
             List<String> f = new ArrayList<>();
-            if (c.rdmaWrite()) f.add("write");
-            if (c.writeWithImm()) f.add("write-imm");
-            if (c.rdmaRead()) f.add("read");
-            if (c.unsignaled()) f.add("unsignaled");
-            if (c.blueFlame()) f.add("blueflame");
-            if (c.maxSrq() > 0) f.add("srq");
+            if (c.rdmaWrite()) {
+                f.add("write");
+            }
+            if (c.writeWithImm()) {
+                f.add("write-imm");
+            }
+            if (c.rdmaRead()) {
+                f.add("read");
+            }
+            if (c.unsignaled()) {
+                f.add("unsignaled");
+            }
+            if (c.blueFlame()) {
+                f.add("blueflame");
+            }
+            if (c.maxSrq() > 0) {
+                f.add("srq");
+            }
             f.add(c.inOrder() ? "in-order" : "out-of-order");
             System.out.printf("%-12s %-8s %-5s %-9s %-7d %-6d %-5s %s%n", d.name(), d.provider(),
                     d.kind().name().toLowerCase(), String.join(",", c.qpTypes().stream().map(Enum::name).sorted().toList()),

@@ -1,5 +1,6 @@
 package dev.scalep.cli;
 
+import dev.scalep.spmd.BootstrapException;
 import dev.scalep.verbs.VerbsException;
 import picocli.CommandLine;
 
@@ -29,7 +30,7 @@ final class ErrorHandler implements CommandLine.IExecutionExceptionHandler {
             ex.printStackTrace();
         }
         String cmd = cl.getCommandSpec().qualifiedName();
-        if (ex instanceof UserException || ex instanceof IllegalArgumentException) {
+        if (ex instanceof UserException || ex instanceof IllegalArgumentException || ex instanceof BootstrapException) {
             cl.getErr().println(cmd + ": " + String.valueOf(ex.getMessage()).replace("(see --help)", "(see '" + cmd + " --help')"));
             return USER_ERROR;
         }

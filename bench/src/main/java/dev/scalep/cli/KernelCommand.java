@@ -4,15 +4,20 @@ import dev.scalep.bench.kernels.Dgemm;
 import dev.scalep.bench.kernels.KernelSupport;
 import dev.scalep.bench.kernels.Stencil;
 import dev.scalep.policies.SharingConfig;
+import dev.scalep.spmd.Output;
+import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.lang.management.ManagementFactory;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import com.sun.management.OperatingSystemMXBean;
 
 /** {@code scalep kernel}: the application kernels (global-array DGEMM, 5-point stencil) per sharing level. */
 @Command(name = "kernel", mixinStandardHelpOptions = true, sortOptions = false,
@@ -23,7 +28,8 @@ import java.util.concurrent.Callable;
         footer = {"", "Examples:",
                 "  scalep kernel dgemm --threads 4 --size 256 \\",
                 "      --categories mpi-everywhere,static,mpi-threads",
-                "  scalep kernel stencil --device sim:efa --threads 4 --iterations 200"})
+                "  scalep kernel stencil --device sim:efa --threads 4 --iterations 200",
+                "  mpirun -np 2 ./scalep kernel stencil --threads 2"})
 final class KernelCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "KERNEL", description = "dgemm or stencil.")
     String kernel;
@@ -53,7 +59,7 @@ final class KernelCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        String k = kernel.toLowerCase(java.util.Locale.ROOT);
+        String k = kernel.toLowerCase(Locale.ROOT);
         if (!k.equals("dgemm") && !k.equals("stencil")) {
             throw new UserException("unknown kernel '" + kernel + "'; use dgemm or stencil");
         }
@@ -87,34 +93,47 @@ final class KernelCommand implements Callable<Integer> {
                 throw new UserException("--categories " + e.getKey() + " with --threads " + threads + ": " + ex.getMessage());
             }
         }
-        System.out.println("scalep kernel " + k + " on " + dev.name() + ": " + threads + " threads, "
-                + (dgemm ? "n=" + n + " tile=" + tile : n + "x" + n + " grid, " + iterations + " iterations"));
-        // One untimed run per level first, so that the level measured first does not pay for the JIT.
-        System.out.print("warming up " + levels.size() + " levels ");
-        System.out.flush();
-        boolean allOk = true;
-        for (Map.Entry<String, SharingConfig> e : levels.entrySet()) {
-            KernelSupport.Result warm = dgemm
-                    ? Dgemm.run(dev, e.getKey(), e.getValue(), threads, n, tile)
-                    : Stencil.run(dev, e.getKey(), e.getValue(), threads, n, iterations);
-            allOk &= warm.verified();
-            System.out.print(".");
-            System.out.flush();
-        }
-        System.out.println(" done");
-        System.out.printf("%-34s %8s %10s %-8s %12s  %s%n", "LEVEL", "THREADS", "SECONDS", "", "RDMA OPS/S", "VERIFIED");
-        for (Map.Entry<String, SharingConfig> e : levels.entrySet()) {
-            KernelSupport.Result r = dgemm
-                    ? Dgemm.run(dev, e.getKey(), e.getValue(), threads, n, tile)
-                    : Stencil.run(dev, e.getKey(), e.getValue(), threads, n, iterations);
-            allOk &= r.verified();
-            System.out.printf("%-34s %8d %10.4f %8.3f %-8s %12.0f  %s%n", e.getKey(), r.threads(), r.seconds(), r.rate(),
-                    r.rateUnit(), r.opsPerSec(), r.verified() ? "verified" : "FAILED: " + r.detail());
-            if (r.notes() != null && !r.notes().isEmpty()) {
-                System.out.println("    substituted: " + r.notes());
+        try (World w = World.open()) {
+            boolean lead = w.rank() == 0;
+            String ranks = w.size() == 1 ? "" : w.size() + " ranks x ";
+            if (lead) {
+                Output.line(System.out, "scalep kernel " + k + " on " + dev.name() + ": " + ranks + threads + " threads, "
+                        + (k.equals("dgemm") ? "n=" + n + " tile=" + Math.min(tile, n)
+                        + (w.size() > 1 ? ", matrices on rank 0, clients on ranks 1.." + (w.size() - 1) : "")
+                        : n + "x" + n + " grid, " + iterations + " iterations"));
             }
+            boolean allOk = true;
+            // One untimed run per level first, so that the first level measured does not pay for the JIT.
+            StringBuilder warm = new StringBuilder("warming up " + levels.size() + " levels ");
+            for (Map.Entry<String, SharingConfig> e : levels.entrySet()) {
+                allOk &= run(w, k, dev, e.getKey(), e.getValue(), n).verified();
+                warm.append('.');
+            }
+            if (lead) {
+                Output.line(System.out, warm + " done");
+                Output.line(System.out, String.format("%-34s %8s %10s %-8s %12s  %s", "LEVEL", "RANKSxT", "SECONDS", "", "RDMA OPS/S", "VERIFIED"));
+            }
+            for (Map.Entry<String, SharingConfig> e : levels.entrySet()) {
+                KernelSupport.Result r = run(w, k, dev, e.getKey(), e.getValue(), n);
+                allOk &= r.verified();
+                if (lead) {
+                    Output.line(System.out, String.format("%-34s %8s %10.4f %8.3f %-8s %12.0f  %s", e.getKey(),
+                            r.ranks() + "x" + r.threads(), r.seconds(), r.rate(), r.rateUnit(), r.opsPerSec(),
+                            r.verified() ? "verified" : "FAILED: " + r.detail()));
+                    if (r.notes() != null && !r.notes().isEmpty()) {
+                        Output.line(System.out, "    substituted: " + r.notes());
+                    }
+                }
+            }
+            return allOk ? 0 : 1;
         }
-        return allOk ? 0 : 1;
+    }
+
+    private KernelSupport.Result run(World w, String k, Device dev, String label, SharingConfig cfg, int n)
+            throws InterruptedException {
+        return k.equals("dgemm")
+                ? Dgemm.run(w, dev, label, cfg, threads, n, Math.min(tile, n))
+                : Stencil.run(w, dev, label, cfg, threads, n, iterations);
     }
 
     /**
@@ -135,7 +154,7 @@ final class KernelCommand implements Callable<Integer> {
     }
 
     private static long physicalMemory() {
-        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
             return os.getTotalMemorySize();
         }
         return 0;

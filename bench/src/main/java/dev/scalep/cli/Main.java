@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
                 SweepCommand.class,
                 CheckCommand.class,
                 KernelCommand.class,
+                SpmdCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Main implements Runnable {
@@ -32,6 +33,10 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
+        if (dev.scalep.spmd.Bootstrap.launched(System.getenv())) {
+            // Several ranks share the launcher's stdout/stderr: hand the OS whole lines.
+            dev.scalep.spmd.Output.install();
+        }
         int rc;
         try {
             rc = run(args);

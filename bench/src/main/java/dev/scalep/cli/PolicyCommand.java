@@ -80,12 +80,18 @@ final class PolicyCommand implements Runnable {
                     EffectivePolicy e = effective(load(f), dev);
                     out.println("OK " + f + (dev == null ? "" : " on " + dev.name()));
                     if (!quiet) {
-                        for (Degradation d : e.degradations()) out.println("  degraded: " + d.message());
-                        for (String n : e.notes()) out.println("  note: " + n);
+                        for (Degradation d : e.degradations()) {
+                            out.println("  degraded: " + d.message());
+                        }
+                        for (String n : e.notes()) {
+                            out.println("  note: " + n);
+                        }
                     }
                 } catch (PolicyException e) {
                     bad++;
-                    for (PolicyError pe : e.errors()) err.println(pe);
+                    for (PolicyError pe : e.errors()) {
+                        err.println(pe);
+                    }
                 }
             }
             out.flush();
@@ -132,7 +138,9 @@ final class PolicyCommand implements Runnable {
                 e = effective(load(file), dev);
             } catch (PolicyException ex) {
                 PrintWriter err = spec.commandLine().getErr();
-                for (PolicyError pe : ex.errors()) err.println(pe);
+                for (PolicyError pe : ex.errors()) {
+                    err.println(pe);
+                }
                 err.flush();
                 return ErrorHandler.USER_ERROR;
             }
@@ -155,7 +163,9 @@ final class PolicyCommand implements Runnable {
         static String table(EffectivePolicy e, String only, dev.scalep.verbs.DeviceCapabilities caps) {
             List<EndpointClass> cs = new ArrayList<>();
             for (EndpointClass c : e.classes().values()) {
-                if (only == null || only.equals(c.name())) cs.add(c);
+                if (only == null || only.equals(c.name())) {
+                    cs.add(c);
+                }
             }
             Map<String, List<String>> rows = new LinkedHashMap<>();
             for (EndpointClass c : cs) {
@@ -187,27 +197,39 @@ final class PolicyCommand implements Runnable {
                 add(rows, "on-unsupported", c.onUnsupported().spelling());
             }
             int w0 = "SETTING".length();
-            for (String k : rows.keySet()) w0 = Math.max(w0, k.length());
+            for (String k : rows.keySet()) {
+                w0 = Math.max(w0, k.length());
+            }
             int[] w = new int[cs.size()];
             for (int i = 0; i < cs.size(); i++) {
                 w[i] = cs.get(i).name().length();
-                for (List<String> r : rows.values()) w[i] = Math.max(w[i], r.get(i).length());
+                for (List<String> r : rows.values()) {
+                    w[i] = Math.max(w[i], r.get(i).length());
+                }
             }
             StringBuilder sb = new StringBuilder();
             sb.append(e.source()).append(e.device() == null ? "" : " on " + e.device()).append('\n');
             sb.append(pad("SETTING", w0));
-            for (int i = 0; i < cs.size(); i++) sb.append("  ").append(pad(cs.get(i).name().toUpperCase(), w[i]));
+            for (int i = 0; i < cs.size(); i++) {
+                sb.append("  ").append(pad(cs.get(i).name().toUpperCase(), w[i]));
+            }
             sb.append('\n');
             for (Map.Entry<String, List<String>> r : rows.entrySet()) {
                 sb.append(pad(r.getKey(), w0));
-                for (int i = 0; i < cs.size(); i++) sb.append("  ").append(pad(r.getValue().get(i), w[i]));
+                for (int i = 0; i < cs.size(); i++) {
+                    sb.append("  ").append(pad(r.getValue().get(i), w[i]));
+                }
                 sb.append('\n');
             }
             for (Degradation d : e.degradations()) {
-                if (only == null || only.equals(d.className())) sb.append("degraded: ").append(d.message()).append('\n');
+                if (only == null || only.equals(d.className())) {
+                    sb.append("degraded: ").append(d.message()).append('\n');
+                }
             }
             for (String n : e.notes()) {
-                if (only == null || n.startsWith("class " + only + ":")) sb.append("note: ").append(n).append('\n');
+                if (only == null || n.startsWith("class " + only + ":")) {
+                    sb.append("note: ").append(n).append('\n');
+                }
             }
             return sb.toString();
         }

@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -103,7 +104,7 @@ final class ResourcesCommand implements Callable<Integer> {
         try (EndpointManager m = policyClass == null ? opened : EndpointManager.asWritten(opened, policyClass)) {
             ResourceUsage r = m.resources();
             if (json) {
-                Map<String, Object> out = new java.util.LinkedHashMap<>(r.toMap());
+                Map<String, Object> out = new LinkedHashMap<>(r.toMap());
                 out.put("uarModel", m.uarDescription());
                 System.out.println(new ObjectMapper().writeValueAsString(out));
                 return 0;

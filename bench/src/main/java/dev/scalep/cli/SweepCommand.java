@@ -10,6 +10,7 @@ import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.bench.SweepRunner;
 import dev.scalep.bench.Warmup;
 import dev.scalep.bench.Workload;
+import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import me.tongfei.progressbar.ProgressBar;
@@ -18,6 +19,9 @@ import me.tongfei.progressbar.ProgressBarStyle;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.Console;
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -38,7 +42,8 @@ import java.util.concurrent.Callable;
                 "      --categories 2x-dynamic,static,mpi-threads",
                 "  scalep sweep --without postlist --without unsignaled",
                 "  scalep sweep --share qp --ways 1,2,4,8,16 --threads 16",
-                "  scalep sweep --policy policies/catalog/recommended-mlx5.yaml"})
+                "  scalep sweep --policy policies/catalog/recommended-mlx5.yaml",
+                "  mpirun -np 2 ./scalep sweep --quick   (sender threads on rank 0, receiver on rank 1)"})
 final class SweepCommand implements Callable<Integer> {
     /** A row whose repeats spread more than this fraction of their median is flagged, and the run warns. */
     static final double LARGE_SPREAD = 0.25;
@@ -104,6 +109,9 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "No progress bar (there is none anyway when the output is not a terminal).")
     boolean noProgress;
 
+    /** Where the table goes: standard output on rank 0, nowhere on rank 1. */
+    private PrintStream say = System.out;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -132,27 +140,45 @@ final class SweepCommand implements Callable<Integer> {
         workload.check(dev.name(), dev.capabilities());
         SweepPlan plan = SweepPlan.build(new SweepPlan.Request(dev, threadCounts, categories, policy, messages, postlist,
                 unsignaled, depth, withoutItems, share, wayCounts, qpMode, repeat, quick));
-        RunOutput output = new RunOutput(Checks.outputDir("--out", out));
-        Thread onInterrupt = new Thread(() -> System.err.println(System.lineSeparator() + "scalep sweep: "
-                + output.interrupted()), "sweep-interrupt");
-        Runtime.getRuntime().addShutdownHook(onInterrupt);
-        try {
-            return measure(dev, plan, workload, output);
-        } finally {
+        Path outDir = Checks.outputDir("--out", out);
+        try (World world = World.open()) {
+            if (world.size() > 2) {
+                throw new UserException("the sweep runs on one rank, or on two (sender threads on rank 0, receiver on rank 1): "
+                        + "launch it with mpirun -np 2, not " + world.size());
+            }
+            if (world.size() == 2 && workload.op() == Workload.Op.SEND) {
+                throw new UserException("--op send runs in one process (a receiver thread reposts each receive); "
+                        + "two ranks measure --op write or read");
+            }
+            if (world.rank() != 0) {
+                // rank 1 is the receiver: silent, and it writes nothing
+                say = new PrintStream(OutputStream.nullOutputStream());
+                return measure(world, dev, plan, workload, null);
+            }
+            RunOutput output = new RunOutput(outDir);
+            Thread onInterrupt = new Thread(() -> System.err.println(System.lineSeparator() + "scalep sweep: "
+                    + output.interrupted()), "sweep-interrupt");
+            Runtime.getRuntime().addShutdownHook(onInterrupt);
             try {
-                Runtime.getRuntime().removeShutdownHook(onInterrupt);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook is running: it reports what was kept
+                return measure(world, dev, plan, workload, output);
+            } finally {
+                try {
+                    Runtime.getRuntime().removeShutdownHook(onInterrupt);
+                } catch (IllegalStateException shuttingDown) {
+                    // the hook is running: it reports what was kept
+                }
             }
         }
     }
 
-    private int measure(Device dev, SweepPlan plan, Workload workload, RunOutput output) throws Exception {
-        System.out.println("scalep sweep on " + dev.name() + ": " + plan.points().size() + " configurations x "
+    /** Rank 0 prints and writes the results (into {@code output}); under a launcher rank 1 is silent. */
+    private int measure(World world, Device dev, SweepPlan plan, Workload workload, RunOutput output) throws Exception {
+        say.println("scalep sweep on " + dev.name() + (world.size() == 2 ? ", sender threads on rank 0, receiver on rank 1" : "")
+                + ": " + plan.points().size() + " configurations x "
                 + plan.repeats() + " repeats (+2 warm-up runs each), " + plan.messagesPerConfiguration() + " messages per configuration, p="
-                + postlist + " q=" + unsignaled + " d=" + depth);
+                + postlist + " q=" + unsignaled + " d=" + depth + ", " + workload.size() + "-byte " + workload.op().spelling() + "s");
         for (String n : plan.notes()) {
-            System.out.println("  note: " + n);
+            say.println("  note: " + n);
         }
         List<Measurement> all = new ArrayList<>();
         long totalUnits = (long) plan.points().size() * plan.repeats();
@@ -160,35 +186,35 @@ final class SweepCommand implements Callable<Integer> {
                 .setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(500).continuousUpdate()
                 .setMaxRenderedLength(100)
                 .setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err));
-        System.out.print("warming up the JIT ...");
-        System.out.flush();
+        say.print("warming up the JIT ...");
+        say.flush();
         Warmup.run(dev, plan.points(), workload);
-        System.out.println(" done");
-        System.out.printf("%n%-30s %7s %6s %4s %4s %10s %8s %5s %5s %6s %6s %10s%n", "LEVEL", "VARIANT", "THREADS", "P", "Q",
+        say.println(" done");
+        say.printf("%n%-30s %7s %6s %4s %4s %10s %8s %5s %5s %6s %6s %10s%n", "LEVEL", "VARIANT", "THREADS", "P", "Q",
                 "MMSG/S", "SECONDS", "QPS", "CQS", "UARPG", "UUARS", "MEMORY");
 
         // A progress bar only on a terminal: redirected to a file it would be a wall of redraws.
-        java.io.Console console = System.console();
+        Console console = System.console();
         boolean terminal = console != null && console.isTerminal();
-        ProgressBar pb = noProgress || !terminal ? null : pbb.build();
+        ProgressBar pb = noProgress || !terminal || world.rank() != 0 ? null : pbb.build();
         try {
             for (SweepPoint p : plan.points()) {
                 if (pb != null) {
                     pb.setExtraMessage(p.label() + " x" + p.threads());
                 }
-                SweepRunner.run(dev, p, workload, plan.repeats(), Math.max(1, p.messages() / 2), m -> {
+                SweepRunner.run(world, dev, p, workload, plan.repeats(), Math.max(1, p.messages() / 2), m -> {
                     all.add(m);
                     if (pb != null) {
                         pb.step();
                         System.err.print("\r\033[2K"); // clear the bar's line; it redraws below the row
                         System.err.flush();
                     }
-                    System.out.printf("%-30s %7s %6d %4d %4d %10.3f %8.3f %5d %5d %6d %6d %10s%n", trim(p.label(), 30),
+                    say.printf("%-30s %7s %6d %4d %4d %10.3f %8.3f %5d %5d %6d %6d %10s%n", trim(p.label(), 30),
                             p.variant(), p.threads(), p.postlist(), m.unsignaledRan(), m.mmsgPerSec(), m.seconds(),
                             m.resources().qps(), m.resources().cqs(), m.resources().uarPages(), m.resources().uuars(),
                             bytes(m.resources().memoryBytes()));
                     if (m.notes() != null && !m.notes().isEmpty() && m.repeat() == 1) {
-                        System.out.println("    substituted: " + m.notes());
+                        say.println("    substituted: " + m.notes());
                     }
                 });
             }
@@ -207,6 +233,7 @@ final class SweepCommand implements Callable<Integer> {
         settings.put("repeats", plan.repeats());
         settings.put("payloadBytes", workload.size());
         settings.put("op", workload.op().spelling());
+        settings.put("ranks", world.size());
         settings.put("notes", plan.notes());
         // The connection attributes every QP was created with: the defaults for flag-driven points, each
         // policy class's own for policy points (applied per QP; RTR/RTS use them on RC).
@@ -220,29 +247,32 @@ final class SweepCommand implements Callable<Integer> {
         if (!byClass.isEmpty()) {
             settings.put("connectionByPolicyClass", byClass);
         }
+        if (output == null) {
+            return 0;
+        }
         Path staging = output.staging();
         ResultsWriter.write(staging, all, settings);
         Charts.write(staging, all);
         List<Path> written = output.commit();
-        System.out.println();
-        System.out.println("median over repeats:");
+        say.println();
+        say.println("median over repeats:");
         int wide = 0;
         for (Map<String, Object> row : ResultsWriter.summary(all)) {
             double spread = (Double) row.get("mmsgPerSecSpread");
             boolean large = spread > LARGE_SPREAD && plan.repeats() > 1;
             wide += large ? 1 : 0;
-            System.out.printf("  %-30s %-14s %3s threads  %9.3f Mmsg/s  (min %.3f, max %.3f, spread %4.0f%%)%s%n",
+            say.printf("  %-30s %-14s %3s threads  %9.3f Mmsg/s  (min %.3f, max %.3f, spread %4.0f%%)%s%n",
                     trim((String) row.get("category"), 30), row.get("variant"), row.get("threads"), row.get("mmsgPerSec"),
                     row.get("mmsgPerSecMin"), row.get("mmsgPerSecMax"), 100 * spread, large ? "  <- large" : "");
         }
         if (wide > 0) {
-            System.out.printf("warning: the repeats of %d configuration(s) spread more than %.0f%% of their median "
+            say.printf("warning: the repeats of %d configuration(s) spread more than %.0f%% of their median "
                     + "(max - min); the machine was probably busy, so their order may not hold: rerun them on a quiet "
                     + "machine or with more --repeat%n", wide, 100 * LARGE_SPREAD);
         }
-        System.out.println();
+        say.println();
         for (Path c : written) {
-            System.out.println("wrote " + c);
+            say.println("wrote " + c);
         }
         return 0;
     }

@@ -4,7 +4,6 @@ import dev.scalep.bench.Charts;
 import dev.scalep.bench.Measurement;
 import dev.scalep.bench.ResultsWriter;
 import dev.scalep.bench.Stats;
-import dev.scalep.bench.SweepPoint;
 import dev.scalep.bench.SweepRunner;
 import dev.scalep.bench.Warmup;
 import dev.scalep.bench.Workload;

@@ -11,6 +11,7 @@ class WarmupTest {
     @Test
     void idleOnlyWhenNothingCompilesAndEveryQueueIsEmpty() {
         assertTrue(Warmup.idle("Current compiles: \n\nC1 compile queue:\nEmpty\n\nC2 compile queue:\nEmpty\n\n"));
+        // CHECKSTYLE.IGNORE RegexpSinglelineJava FOR NEXT 4 LINES: the inputs quote HotSpot's output, class names included
         assertFalse(Warmup.idle("Current compiles: \nC2 CompilerThread0  1717       4       java.lang.StringLatin1::toLowerCase (155 bytes)\n\n"
                 + "C1 compile queue:\nEmpty\n\nC2 compile queue:\nEmpty\n"));
         assertFalse(Warmup.idle("Current compiles: \n\nC1 compile queue:\nEmpty\n\nC2 compile queue:\n"

@@ -11,8 +11,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Stream;
 
-import static org.junit.jupiter.api.Assertions.*;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 @Timeout(30)
 class PolicyCommandTest {
@@ -45,7 +48,7 @@ class PolicyCommandTest {
     void checkAcceptsTheWholeCatalog() {
         List<String> files = List.of("mpi-everywhere", "2x-dynamic", "dynamic", "shared-dynamic", "static", "mpi-threads",
                 "recommended-mlx5", "recommended-efa").stream().map(PolicyCommandTest::cat).toList();
-        Result r = run(java.util.stream.Stream.concat(java.util.stream.Stream.of("policy", "check"), files.stream()).toArray(String[]::new));
+        Result r = run(Stream.concat(Stream.of("policy", "check"), files.stream()).toArray(String[]::new));
         assertEquals(0, r.code(), r.err());
         for (String f : files) {
             assertTrue(r.out().contains("OK " + f), r.out());

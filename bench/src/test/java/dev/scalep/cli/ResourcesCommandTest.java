@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -60,7 +61,7 @@ class ResourcesCommandTest {
                 Integer.toString(n), "--category", category, "--json");
         assertEquals(0, r.rc(), r.err());
         JsonNode j = new ObjectMapper().readTree(r.out());
-        List<String> names = new java.util.ArrayList<>();
+        List<String> names = new ArrayList<>();
         j.fieldNames().forEachRemaining(names::add);
         assertEquals(KEYS, names, "exactly the report's keys, in order");
         long[] want = research(category, n);

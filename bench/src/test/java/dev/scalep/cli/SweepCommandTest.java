@@ -11,8 +11,17 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.MappingIterator;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.csv.CsvMapper;
+import com.fasterxml.jackson.dataformat.csv.CsvSchema;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -52,16 +61,16 @@ class SweepCommandTest {
             assertTrue(List.of(header).contains(col), "results.csv lacks column " + col + ": " + lines.getFirst());
         }
         assertTrue(lines.getFirst().startsWith(HEADER), lines.getFirst());
-        List<java.util.Map<String, String>> rows;
-        com.fasterxml.jackson.dataformat.csv.CsvMapper csv = new com.fasterxml.jackson.dataformat.csv.CsvMapper();
-        try (com.fasterxml.jackson.databind.MappingIterator<java.util.Map<String, String>> it = csv
-                .readerForMapOf(String.class).with(com.fasterxml.jackson.dataformat.csv.CsvSchema.emptySchema().withHeader())
+        List<Map<String, String>> rows;
+        CsvMapper csv = new CsvMapper();
+        try (MappingIterator<Map<String, String>> it = csv
+                .readerForMapOf(String.class).with(CsvSchema.emptySchema().withHeader())
                 .readValues(tmp.resolve("results.csv").toFile())) {
             rows = it.readAll();
         }
         assertEquals(4, rows.size(), String.join("\n", lines));
-        java.util.Set<String> seen = new java.util.HashSet<>();
-        for (java.util.Map<String, String> row : rows) {
+        Set<String> seen = new HashSet<>();
+        for (Map<String, String> row : rows) {
             seen.add(row.get("category") + "/" + row.get("threads"));
             assertEquals("sim:mlx5", row.get("device"), row.toString());
             // --messages is per configuration, split evenly over the sender threads
@@ -69,11 +78,11 @@ class SweepCommandTest {
             assertTrue(Double.parseDouble(row.get("mmsgPerSec")) > 0, row.toString());
             assertTrue(Long.parseLong(row.get("qps")) >= 1, row.toString());
         }
-        assertEquals(java.util.Set.of("static/1", "static/2", "mpi-threads/1", "mpi-threads/2"), seen);
+        assertEquals(Set.of("static/1", "static/2", "mpi-threads/1", "mpi-threads/2"), seen);
         assertTrue(Files.exists(tmp.resolve("results.json")));
-        com.fasterxml.jackson.databind.JsonNode conn = new com.fasterxml.jackson.databind.ObjectMapper()
+        JsonNode conn = new ObjectMapper()
                 .readTree(tmp.resolve("results.json").toFile()).at("/settings/connection");
-        java.util.Set<String> keys = new java.util.HashSet<>();
+        Set<String> keys = new HashSet<>();
         conn.fieldNames().forEachRemaining(keys::add);
         assertEquals(dev.scalep.verbs.ConnectionOptions.DEFAULTS.toMap().keySet(), keys,
                 "the connection settings in force are recorded");
@@ -86,15 +95,15 @@ class SweepCommandTest {
         Run r = run("sweep", "--device", "sim:efa", "--threads", "1", "--categories", "static", "--messages", "2000",
                 "--repeat", "2", "--no-progress", "--out", tmp.toString());
         assertEquals(0, r.rc(), r.err());
-        com.fasterxml.jackson.dataformat.csv.CsvMapper csv = new com.fasterxml.jackson.dataformat.csv.CsvMapper();
-        List<java.util.Map<String, String>> rows;
-        try (com.fasterxml.jackson.databind.MappingIterator<java.util.Map<String, String>> it = csv
-                .readerForMapOf(String.class).with(com.fasterxml.jackson.dataformat.csv.CsvSchema.emptySchema().withHeader())
+        CsvMapper csv = new CsvMapper();
+        List<Map<String, String>> rows;
+        try (MappingIterator<Map<String, String>> it = csv
+                .readerForMapOf(String.class).with(CsvSchema.emptySchema().withHeader())
                 .readValues(tmp.resolve("results.csv").toFile())) {
             rows = it.readAll();
         }
         assertEquals(2, rows.size());
-        for (java.util.Map<String, String> row : rows) {
+        for (Map<String, String> row : rows) {
             assertEquals("1", row.get("unsignaled"), "sim:efa signals every WR: " + row);
             assertEquals("64", row.get("unsignaledAsked"), row.toString());
         }
@@ -110,7 +119,7 @@ class SweepCommandTest {
         Run r = run("sweep", "--device", a[0], "--policy", a[1], "--messages", "4000", "--repeat", "1", "--no-progress",
                 "--out", tmp.toString());
         assertEquals(0, r.rc(), r.out() + r.err());
-        java.util.Set<String> threads = new java.util.TreeSet<>();
+        Set<String> threads = new TreeSet<>();
         for (String line : Files.readAllLines(tmp.resolve("results.csv")).subList(1, 2)) {
             threads.add(line.split(",")[2]);
         }

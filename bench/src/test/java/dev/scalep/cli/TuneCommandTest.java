@@ -8,8 +8,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -59,7 +62,7 @@ class TuneCommandTest {
         String csv = Files.readString(tmp.resolve("again/results.csv"));
         assertTrue(csv.contains("," + "tuned,4,"), csv);
         // ... and builds exactly what the tune measured for the chosen candidate: the same resources
-        java.util.regex.Matcher chosen = java.util.regex.Pattern.compile("# chosen: .*, (\\d+) UAR pages, (\\d+) QPs, (.+)\n")
+        Matcher chosen = Pattern.compile("# chosen: .*, (\\d+) UAR pages, (\\d+) QPs, (.+)\n")
                 .matcher(text);
         assertTrue(chosen.find(), text);
         List<String> lines = Files.readAllLines(tmp.resolve("again/results.csv"));
@@ -94,7 +97,7 @@ class TuneCommandTest {
             "--order=doorbells", "--max-memory=lots", "--threads=0", "--device=nope", "--no-rule",
             "--results=pom.xml", "--max-uar-pages=-1", "--size=2000000", "--postlist=512"})
     void badOptionsExitTwoWithOneLine(String bad, @TempDir Path tmp) {
-        List<String> args = new java.util.ArrayList<>(List.of("policy", "tune", "--messages", "200",
+        List<String> args = new ArrayList<>(List.of("policy", "tune", "--messages", "200",
                 "--repeat", "1", "--out", tmp.resolve("t.yaml").toString()));
         if (!bad.startsWith("--threads")) {
             args.add("--threads=2");

@@ -1,11 +1,14 @@
 package dev.scalep.cli;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -53,19 +56,19 @@ class UpFrontChecksTest {
     @Test
     void aReadOnlyDirectoryIsRefused(@TempDir Path tmp) throws Exception {
         Path ro = Files.createDirectory(tmp.resolve("ro"));
-        Files.setPosixFilePermissions(ro, java.nio.file.attribute.PosixFilePermissions.fromString("r-xr-xr-x"));
+        Files.setPosixFilePermissions(ro, PosixFilePermissions.fromString("r-xr-xr-x"));
         try {
             boolean writable;
             try { // root writes anyway: then there is nothing to refuse
                 Files.delete(Files.createTempFile(ro, "probe", ""));
                 writable = true;
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 writable = false;
             }
-            org.junit.jupiter.api.Assumptions.assumeFalse(writable, "running as root: permissions do not stop writes");
+            Assumptions.assumeFalse(writable, "running as root: permissions do not stop writes");
             assertTrue(mistake(sweep(ro, "--threads", "1")).err().contains("cannot write to " + ro));
         } finally {
-            Files.setPosixFilePermissions(ro, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+            Files.setPosixFilePermissions(ro, PosixFilePermissions.fromString("rwxr-xr-x"));
         }
     }
 

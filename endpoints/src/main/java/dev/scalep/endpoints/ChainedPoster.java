@@ -31,7 +31,8 @@ final class ChainedPoster implements SendPath {
     private final boolean connectionless;
     private final SendWorkRequests pool;
     private final SendCredits credits;
-    private AddressHandle ah;
+    /** The peer's AH handle; 0 until {@link #peer} (the provider refuses a request without one). */
+    private long ahHandle;
     private int remoteQpn;
     private int remoteQkey;
     /** Next record to stage into, and first staged record not yet posted (owner thread). */
@@ -105,13 +106,12 @@ final class ChainedPoster implements SendPath {
         }
         w.numSge(i, sges);
         if (op.isRdma()) {
+            w.rdma(i, remoteAddr, rkey);
             if (connectionless) {
-                w.srdRdma(i, ah, remoteQpn, remoteQkey, remoteAddr, rkey);
-            } else {
-                w.rdma(i, remoteAddr, rkey);
+                w.srdDestination(i, ahHandle, remoteQpn, remoteQkey);
             }
         } else if (connectionless) {
-            w.ud(i, ah, remoteQpn, remoteQkey);
+            w.ud(i, ahHandle, remoteQpn, remoteQkey);
         }
         if (op.hasImmediate()) {
             w.imm(i, imm);
@@ -152,7 +152,10 @@ final class ChainedPoster implements SendPath {
             if (bad < 0 || bad > n) {
                 bad = 0;
             }
-            credits.reject(n - bad);
+            long firstSeq = credits.nextSequence() - n;
+            for (int i = bad; i < n; i++) {
+                credits.reject(credits.rewrite() ? credits.userId(firstSeq + i) : pool.wrId(chainStart + i), rc);
+            }
             credits.unsequence(n - bad);
             credits.give(n - bad);
         }
@@ -221,11 +224,21 @@ final class ChainedPoster implements SendPath {
     }
 
     @Override
+    public long rejected(int owner) {
+        return credits.rejected(owner);
+    }
+
+    @Override
+    public int firstRejectErrno(int owner) {
+        return credits.firstRejectErrno(owner);
+    }
+
+    @Override
     public void peer(int index, AddressHandle ah, int remoteQpn, int remoteQkey) {
         if (index != 0) {
             throw new IllegalArgumentException("a chained-post path has one peer (index 0): " + index);
         }
-        this.ah = ah;
+        this.ahHandle = ah.handle();
         this.remoteQpn = remoteQpn;
         this.remoteQkey = remoteQkey;
     }

@@ -1,17 +1,15 @@
 package dev.scalep.endpoints;
 
-import dev.scalep.endpoints.srd.RecvRefiller;
 import dev.scalep.threading.Affinity;
 import dev.scalep.threading.Completion;
 import dev.scalep.threading.CompletionRouter;
 import dev.scalep.threading.SendBatch;
 import dev.scalep.threading.SendPath;
 import dev.scalep.threading.WrIds;
-import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QueuePair;
-import dev.scalep.verbs.RecvWorkRequests;
 import dev.scalep.verbs.SendFlags;
 import dev.scalep.verbs.SharedReceiveQueue;
 
@@ -44,32 +42,27 @@ public final class Endpoint {
     private final SendPath path;
     private final CompletionRouter router;
     private final QueuePair qp;
-    private final SharedReceiveQueue srq;
     private final MemoryRegion mr;
     private final MemorySegment region;
     private final long sendAddr;
     private final long targetAddr;
     private final long readAddr;
-    private final long recvAddr;
     private final int lkey;
     private final int bufferBytes;
     private final int slotBytes;
-    private final int recvDepth;
-    private final SendBatch batch;
-    private final RecvWorkRequests recv = new RecvWorkRequests(1, 1);
+    /** Where requests wait for their postlist: the poster's batch, or the chained path's pool. */
+    private final SendStaging staging;
+    /** Receive slots, posted to the QP or as this endpoint's share of an SRQ. */
+    private final EndpointReceives receives;
     private final Completion scratch = new Completion();
     private final int signalEvery;
     private final int inline;
     private final int[] where;
     private final int qpSharers;
     private final int cqSharers;
-    private final Object recvLock;
     /** The pool-fed send path of a per-thread QP with chained posts or two-SGE posts; null otherwise. */
     private final ChainedPoster chain;
-    private final int postlist;
     private final boolean sgeHeaderPayload;
-    private final int recvSlots;
-    private RecvRefiller refiller;
 
     private volatile Thread ownerThread;
     private Affinity.Result pinResult;
@@ -77,48 +70,102 @@ public final class Endpoint {
     private long peerSend;
     private int peerRkey;
     private int peerBytes;
+    /** Every peer's buffers, by peer index; the selected one is copied into the four fields above. */
+    private long[] peerTargets = new long[1];
+    private long[] peerSends = new long[1];
+    private int[] peerRkeys = new int[1];
+    private int[] peerLengths = new int[1];
+    private int peerIndex;
     private int sinceSignal;
-    private long posted;
+    /** Status of the first error completion this endpoint polled or drained (0: none). */
+    private int firstErrorStatus;
 
     Endpoint(EndpointManager manager, int index, int owner, SendPath path, CompletionRouter router, QueuePair qp,
              SharedReceiveQueue srq, MemoryRegion mr, MemorySegment region, int ctx, int pd, int mrIdx, int qpIdx,
-             int cqIdx, int srqIdx, int tdIdx, int qpSharers, int cqSharers) {
+             int cqIdx, int srqIdx, int tdIdx, int qpSharers, int cqSharers, Object recvLock) {
         this.manager = manager;
         this.index = index;
         this.owner = owner;
         this.path = path;
         this.router = router;
         this.qp = qp;
-        this.srq = srq;
         this.mr = mr;
         this.region = region;
-        EndpointOptions o = manager.options();
+        EndpointPlan plan = manager.plan();
+        EndpointOptions o = plan.options();
         this.bufferBytes = o.bufferBytes();
         this.slotBytes = o.recvSlotBytes();
-        this.recvDepth = o.recvDepth();
         this.sendAddr = region.address();
         this.targetAddr = sendAddr + bufferBytes;
         this.readAddr = targetAddr + bufferBytes;
-        this.recvAddr = readAddr + bufferBytes;
+        this.receives = new EndpointReceives(index, owner, qp, srq, recvLock, readAddr + bufferBytes, mr.lkey(), plan);
         this.lkey = mr.lkey();
-        this.batch = new SendBatch(Math.min(o.postlist(), path.maxBatch()));
-        this.signalEvery = manager.signalEvery;
-        this.inline = manager.inlineThreshold;
+        this.signalEvery = plan.signalEvery();
+        this.inline = plan.inlineThreshold();
         this.where = new int[]{ctx, pd, mrIdx, qpIdx, cqIdx, srqIdx, tdIdx};
         this.qpSharers = qpSharers;
         this.cqSharers = cqSharers;
-        this.recvLock = manager.recvLocks[index];
         this.chain = path instanceof ChainedPoster c ? c : null;
-        this.postlist = o.postlist();
-        this.sgeHeaderPayload = chain != null && manager.sgeHeaderPayload;
-        this.recvSlots = srq != null ? manager.recvSlotsPerEndpoint : recvDepth;
+        this.staging = chain != null ? new SendStaging.Chain(chain, o.postlist())
+                : new SendStaging.Batch(new SendBatch(Math.min(o.postlist(), path.maxBatch())), path, router);
+        this.sgeHeaderPayload = chain != null && plan.sgeHeaderPayload();
     }
 
-    void peer(Endpoint other) {
-        this.peerTarget = other.targetAddr;
-        this.peerSend = other.sendAddr;
-        this.peerRkey = other.mr.rkey();
-        this.peerBytes = other.bufferBytes;
+    EndpointManager manager() {
+        return manager;
+    }
+
+    /** Room for {@code n} peers (a connectionless QP that reaches several ranks). */
+    void peers(int n) {
+        peerTargets = new long[n];
+        peerSends = new long[n];
+        peerRkeys = new int[n];
+        peerLengths = new int[n];
+    }
+
+    /** Peer {@code i}'s target buffer, send buffer, rkey and their length (control path). */
+    void peer(int i, long target, long send, int rkey, int bytes) {
+        peerTargets[i] = target;
+        peerSends[i] = send;
+        peerRkeys[i] = rkey;
+        peerLengths[i] = bytes;
+        if (i == peerIndex) {
+            to(i);
+        }
+    }
+
+    /**
+     * Direct the following data-path calls to peer {@code i} (its buffers, and on a connectionless
+     * QP its address handle). An endpoint of a two-manager pair has one peer, index 0. Does not
+     * allocate; returns this endpoint.
+     */
+    public Endpoint to(int i) {
+        if (i < 0 || i >= peerRkeys.length) {
+            throw new IndexOutOfBoundsException("peer " + i + " of " + peerRkeys.length);
+        }
+        peerIndex = i;
+        peerTarget = peerTargets[i];
+        peerSend = peerSends[i];
+        peerRkey = peerRkeys[i];
+        peerBytes = peerLengths[i];
+        return this;
+    }
+
+    /** The buffers a peer needs to reach this endpoint: target and send buffer addresses, rkey, their length. */
+    long targetAddress() {
+        return targetAddr;
+    }
+
+    long sendAddress() {
+        return sendAddr;
+    }
+
+    int rkey() {
+        return mr.rkey();
+    }
+
+    int bufferBytes() {
+        return bufferBytes;
     }
 
     void bind(Thread t, boolean pin) {
@@ -192,7 +239,7 @@ public final class Endpoint {
         checkGather();
         checkArgs("sendGather", wrId, headerOffset, headerLength, NO_REMOTE);
         checkArgs("sendGather", wrId, payloadOffset, payloadLength, NO_REMOTE);
-        return stageChained(wrId, Opcode.SEND, sendAddr + headerOffset, headerLength, sendAddr + payloadOffset,
+        return stage(wrId, Opcode.SEND, sendAddr + headerOffset, headerLength, sendAddr + payloadOffset,
                 payloadLength, 0, 0);
     }
 
@@ -207,7 +254,7 @@ public final class Endpoint {
             throw rangeError("writeGather", "remote range [" + remoteOffset + ", " + ((long) remoteOffset + headerLength
                     + payloadLength) + ")", "the peer's target buffer of " + peerBytes + " bytes");
         }
-        return stageChained(wrId, Opcode.RDMA_WRITE, sendAddr + headerOffset, headerLength, sendAddr + payloadOffset,
+        return stage(wrId, Opcode.RDMA_WRITE, sendAddr + headerOffset, headerLength, sendAddr + payloadOffset,
                 payloadLength, peerTarget + remoteOffset, 0);
     }
 
@@ -255,42 +302,19 @@ public final class Endpoint {
     }
 
     private int stage(long wrId, Opcode op, long laddr, int length, long raddr, int imm) {
-        if (chain != null) {
-            return stageChained(wrId, op, 0, 0, laddr, length, raddr, imm);
-        }
-        if (batch.isFull()) {
-            int rc = submit();
-            if (rc != 0) {
-                return rc;
-            }
-        }
-        int flags = 0;
-        if (++sinceSignal >= signalEvery) {
-            flags = SendFlags.SIGNALED;
-            sinceSignal = 0;
-        }
-        if (length > 0 && length <= inline && op != Opcode.RDMA_READ) {
-            flags |= SendFlags.INLINE;
-        }
-        batch.add(WrIds.send(owner, wrId), op, flags, laddr, length, lkey, raddr, peerRkey, imm, 0);
-        if (batch.isFull()) {
-            int rc = submit();
-            if (rc != 0 && rc != SendPath.EAGAIN) {
-                return rc;
-            }
-        }
-        return 0;
+        return stage(wrId, op, 0, 0, laddr, length, raddr, imm);
     }
 
-    private boolean chainDue() {
-        return chain.chainFull() || chain.staged() >= postlist;
-    }
-
-    private int stageChained(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, long raddr,
-                             int imm) {
-        ChainedPoster c = chain;
-        if (chainDue()) {
-            int rc = submitChain();
+    /**
+     * The one send path: post first when the list is due, stage the request (signaled every q-th,
+     * inline below the threshold), post when the list is due. Back-pressure while staging posts
+     * what is staged (it holds credits) and reaps completions before reporting it.
+     */
+    private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, long raddr,
+                      int imm) {
+        SendStaging s = staging;
+        if (s.due()) {
+            int rc = s.post();
             if (rc != 0) {
                 return rc;
             }
@@ -305,48 +329,21 @@ public final class Endpoint {
         if (total > 0 && total <= inline && op != Opcode.RDMA_READ) {
             flags |= SendFlags.INLINE;
         }
-        int rc = c.stage(WrIds.send(owner, wrId), op, flags, headerAddr, headerLength, laddr, length, lkey, raddr,
-                peerRkey, imm);
+        int rc = s.add(WrIds.send(owner, wrId), op, flags, headerAddr, headerLength, laddr, length, lkey, raddr,
+                peerRkey, imm, peerIndex);
         if (rc != 0) {
             sinceSignal = before;
-            int prc = submitChain(); // what is staged holds credits: post it so completions can return them
+            int prc = s.post(); // what is staged holds credits: post it so completions can return them
             router.progress();
             return prc != 0 && prc != SendPath.EAGAIN ? prc : rc;
         }
-        if (chainDue()) {
-            int prc = submitChain();
+        if (s.due()) {
+            int prc = s.post();
             if (prc != 0 && prc != SendPath.EAGAIN) {
                 return prc;
             }
         }
         return 0;
-    }
-
-    private int submitChain() {
-        ChainedPoster c = chain;
-        int n = c.staged();
-        if (n == 0) {
-            return 0;
-        }
-        long rejectedBefore = c.rejected();
-        int rc = c.postStaged();
-        posted += n - (c.rejected() - rejectedBefore);
-        return rc;
-    }
-
-    private int submit() {
-        int n = batch.count();
-        if (n == 0) {
-            return 0;
-        }
-        int rc = path.post(batch);
-        if (rc == 0 || rc != SendPath.EAGAIN) {
-            posted += n;
-            batch.clear();
-        } else {
-            router.progress();
-        }
-        return rc;
     }
 
     /**
@@ -357,49 +354,27 @@ public final class Endpoint {
      */
     public int flush() {
         checkOwner("flush");
-        if (chain != null) {
-            return flushChain();
-        }
-        int n = batch.count();
-        if (n > 0) {
-            batch.flags(n - 1, batch.flags(n - 1) | SendFlags.SIGNALED);
+        SendStaging s = staging;
+        if (s.staged() > 0) {
+            s.signalLast();
             sinceSignal = 0;
-            return submit();
+            return s.post();
         }
         if (sinceSignal > 0) {
-            Opcode op = qp.pd().context().capabilities().rdmaWrite() ? Opcode.RDMA_WRITE : Opcode.SEND;
-            batch.add(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED, 0, 0, lkey, peerTarget, peerRkey, 0, 0);
-            int rc = submit();
-            if (rc == 0) {
-                sinceSignal = 0;
-            } else if (rc == SendPath.EAGAIN) {
-                batch.clear();
-            }
-            return rc;
-        }
-        return 0;
-    }
-
-    private int flushChain() {
-        ChainedPoster c = chain;
-        if (c.staged() > 0) {
-            c.signalLast();
-            sinceSignal = 0;
-            return submitChain();
-        }
-        if (sinceSignal > 0) {
-            if (c.chainFull()) {
-                submitChain();
+            if (s.due()) {
+                s.post();
             }
             Opcode op = qp.pd().context().capabilities().rdmaWrite() ? Opcode.RDMA_WRITE : Opcode.SEND;
-            int rc = c.stage(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED, 0, 0, 0, 0, lkey, peerTarget, peerRkey, 0);
+            int rc = s.add(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED, 0, 0, 0, 0, lkey, peerTarget, peerRkey, 0, peerIndex);
             if (rc != 0) {
                 router.progress();
                 return rc;
             }
-            rc = submitChain();
+            rc = s.post();
             if (rc == 0) {
                 sinceSignal = 0;
+            } else if (rc == SendPath.EAGAIN) {
+                s.discard();
             }
             return rc;
         }
@@ -414,7 +389,11 @@ public final class Endpoint {
         checkOwner("poll");
         for (;;) {
             if (!router.pollOrProgress(owner, out)) {
+                path.postQueued(); // requests a combiner left queued at its drain limit (shared QP)
                 return false;
+            }
+            if (!out.ok() && firstErrorStatus == 0) {
+                firstErrorStatus = out.status();
             }
             if (out.isRecv() || out.wrId() != FLUSH_ID) {
                 return true;
@@ -428,18 +407,14 @@ public final class Endpoint {
         long deadline = System.nanoTime() + timeoutNanos;
         while (flush() == SendPath.EAGAIN) {
             router.progress();
-            while (router.poll(owner, scratch)) {
-                // discarded
-            }
+            discardCompletions();
             if (System.nanoTime() > deadline) {
                 return false;
             }
         }
         while (outstanding() > 0) {
             router.progress();
-            while (router.poll(owner, scratch)) {
-                // discarded
-            }
+            discardCompletions();
             if (System.nanoTime() > deadline) {
                 return false;
             }
@@ -448,14 +423,55 @@ public final class Endpoint {
         return true;
     }
 
-    /** Requests posted and not yet retired (staged ones not counted). */
+    /** Poll and drop this endpoint's delivered completions, remembering the first error status. */
+    private void discardCompletions() {
+        while (router.poll(owner, scratch)) {
+            if (!scratch.ok() && firstErrorStatus == 0) {
+                firstErrorStatus = scratch.status();
+            }
+        }
+    }
+
+    /**
+     * The state of this endpoint's QP. {@link QpState#ERR} means the QP stopped: everything posted
+     * completes with an error status ({@link #firstErrorStatus()} tells the first one), and the way
+     * back is to {@link #drain} this endpoint, {@link EndpointManager#release release} it and close
+     * and reopen its manager (and the peer's, for a connected QP), then connect again.
+     */
+    public QpState qpState() {
+        return qp.state();
+    }
+
+    /** The {@link dev.scalep.verbs.WcStatus} of the first error completion this endpoint polled or drained, 0 if none. */
+    public int firstErrorStatus() {
+        return firstErrorStatus;
+    }
+
+    /**
+     * Requests posted and not yet settled: neither retired by a completion nor refused by the
+     * provider ({@link #rejected()}). Staged ones are not counted.
+     */
     public long outstanding() {
-        return posted - path.retired(owner);
+        return staging.posted - path.retired(owner) - path.rejected(owner);
+    }
+
+    /**
+     * Requests of this endpoint the provider refused at post time, whichever thread's post carried
+     * them (on a combining QP another thread may have posted them). Each is settled: it never
+     * completes and no longer counts as outstanding.
+     */
+    public long rejected() {
+        return path.rejected(owner);
+    }
+
+    /** The errno of this endpoint's first refused request ({@link dev.scalep.verbs.Errno}), 0 if none. */
+    public int firstPostError() {
+        return path.firstRejectErrno(owner);
     }
 
     /** Requests staged in the postlist and not yet posted. */
     public int staged() {
-        return chain != null ? chain.staged() : batch.count();
+        return staging.staged();
     }
 
     /** Post receive slot {@code slot} again (after reading it). Any receive completion names its slot as the wrId. */
@@ -465,63 +481,31 @@ public final class Endpoint {
     }
 
     void postInitialReceives() {
-        if (srq != null) {
-            // One postRecv call stocks this endpoint's share of the SRQ; consumed slots go back in batches.
-            synchronized (recvLock) {
-                refiller = RecvRefiller.forSrq(srq, recvSlots, recvAddr, slotBytes, lkey,
-                        Math.min(manager.srqRefillBatch, recvSlots), manager.srqRefillThreshold, WrIds.recv(owner, 0));
-            }
-            return;
-        }
-        for (int s = 0; s < recvDepth; s++) {
-            int rc = postRecv(s);
-            if (rc != 0) {
-                throw new IllegalStateException("posting receive " + s + " of endpoint " + index + " failed: errno="
-                        + rc + " (" + Errno.name(rc) + ")");
-            }
-        }
+        receives.postInitial();
     }
 
     private int postRecv(int slot) {
-        if (slot < 0 || slot >= recvSlots) {
-            throw new IllegalArgumentException("receive slot " + slot + " out of range 0.." + (recvSlots - 1));
-        }
-        synchronized (recvLock) {
-            if (refiller != null) {
-                refiller.release(slot);
-                return 0;
-            }
-            recv.clear();
-            recv.add(WrIds.recv(owner, slot));
-            recv.sge(0, recvAddr + (long) slot * slotBytes, slotBytes, lkey);
-            return srq != null ? srq.postRecv(recv) : qp.postRecv(recv);
-        }
+        return receives.post(slot);
     }
 
     /** Receive slots this endpoint posts (its share of an SRQ, else its receive depth). */
     public int recvSlots() {
-        return recvSlots;
+        return receives.slots();
     }
 
     /** {@code postRecv} calls made for this endpoint's receives on an SRQ (initial stock included); -1 without an SRQ. */
     public long recvPostCalls() {
-        synchronized (recvLock) {
-            return refiller == null ? -1 : refiller.batches();
-        }
+        return receives.postCalls();
     }
 
     /** Receives posted for this endpoint on an SRQ (initial stock included); -1 without an SRQ. */
     public long recvPosted() {
-        synchronized (recvLock) {
-            return refiller == null ? -1 : refiller.posted();
-        }
+        return receives.posted();
     }
 
     /** Consumed receives waiting for the next refill batch (0 without an SRQ). */
     public int recvWaiting() {
-        synchronized (recvLock) {
-            return refiller == null ? 0 : refiller.waiting();
-        }
+        return receives.waiting();
     }
 
     /** Records in this endpoint's WR pool (0 when it posts through the poster's own list). */
@@ -585,13 +569,7 @@ public final class Endpoint {
     }
 
     void closeLocal() {
-        batch.clear();
-        recv.close();
-        synchronized (recvLock) {
-            if (refiller != null) {
-                refiller.close();
-                refiller = null;
-            }
-        }
+        staging.discard();
+        receives.close();
     }
 }

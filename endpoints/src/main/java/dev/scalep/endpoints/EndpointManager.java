@@ -2,7 +2,6 @@ package dev.scalep.endpoints;
 
 import dev.scalep.policies.EndpointClass;
 import dev.scalep.policies.QpMode;
-import dev.scalep.policies.Share;
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.policies.TdMode;
 import dev.scalep.threading.CombiningPoster;
@@ -16,7 +15,6 @@ import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.Context;
 import dev.scalep.verbs.CqOptions;
 import dev.scalep.verbs.Device;
-import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.ProtectionDomain;
 import dev.scalep.verbs.QpInitAttr;
@@ -31,9 +29,13 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * The resource-sharing manager: builds exactly the verbs resources a {@link SharingConfig} implies
@@ -74,18 +76,13 @@ public final class EndpointManager implements AutoCloseable {
     private final SharingConfig requested;
     private final int threads;
     private final EndpointOptions options;
-    private final List<Substitution> substitutions = new ArrayList<>();
-    final TdMode td;
-    final int signalEvery;
-    final int inlineThreshold;
-    final boolean useSrq;
+    /** Settings and substitutions, resolved before anything is built. */
+    private final EndpointPlan plan;
+    /** The plan's substitutions, plus what the device refuses while building (CQ moderation). */
+    private final List<Substitution> substitutions;
+    private final TdMode td;
+    private final boolean useSrq;
     final QpType qpType;
-    final boolean sgeHeaderPayload;
-    final boolean chained;
-    final int srqRefillBatch;
-    final int srqRefillThreshold;
-    int recvSlotsPerEndpoint;
-    private final boolean blueFlame;
     private final Map<String, String> applied = new LinkedHashMap<>();
 
     final List<Context> contexts = new ArrayList<>();
@@ -108,80 +105,22 @@ public final class EndpointManager implements AutoCloseable {
     final Object[] recvLocks;
     private final boolean[] taken;
     private EndpointManager peer;
+    /** Destinations each QP reaches: 1 for a pair, the other ranks for a connectionless QP of a world. */
+    final int peers;
+    boolean connected;
     private boolean closed;
 
-    private EndpointManager(Device device, SharingConfig cfg, int threads, EndpointOptions opts) {
+    private EndpointManager(Device device, EndpointPlan plan) {
         this.device = device;
-        this.requested = cfg;
-        this.threads = threads;
-        DeviceCapabilities caps = device.capabilities();
-        // Port, GID, MTU and read/atomic depths against the device, before anything is allocated.
-        opts.connection().check("ibv_create_qp", device.name(), caps, device.ports());
-        // DEFAULTS asks for BlueFlame wherever it exists; only an explicit request is reported.
-        if (opts.context().blueFlame() && !caps.blueFlame() && opts.context() != dev.scalep.verbs.ContextOptions.DEFAULTS) {
-            substitutions.add(new Substitution("blueflame", "on", "off", device.name() + " has no BlueFlame registers"));
-        }
-        this.blueFlame = opts.context().blueFlame() && caps.blueFlame();
-        this.options = opts;
-        TdMode t = cfg.td();
-        if (t != TdMode.NONE && !caps.threadDomains()) {
-            substitutions.add(new Substitution("td", t.spelling(), "none", device.name()
-                    + " has no thread domains; QPs use the driver's static doorbell assignment, contexts as configured"));
-            t = TdMode.NONE;
-        }
-        this.td = t;
-        int q = opts.signalEvery();
-        if (q > 1 && (!caps.unsignaled() || !caps.inOrder())) {
-            substitutions.add(new Substitution("signalEvery", Integer.toString(q), "1", device.name()
-                    + (caps.unsignaled() ? " completes out of order, so an unsignaled request cannot be retired by a later completion"
-                    : " cannot post unsignaled work requests")));
-            q = 1;
-        }
-        int qpSharers = cfg.qp().threadsPerInstance(threads);
-        if (q > 1 && qpSharers > 1 && q > opts.sendDepth() / qpSharers) {
-            int clamped = Math.max(1, opts.sendDepth() / qpSharers);
-            substitutions.add(new Substitution("signalEvery", Integer.toString(q), Integer.toString(clamped),
-                    "a QP shared by " + qpSharers + " threads with depth " + opts.sendDepth()
-                            + " needs a signaled request among every depth/sharers of a thread's requests"));
-            q = clamped;
-        }
-        this.signalEvery = q;
-        int inl = opts.inlineThreshold();
-        if (inl > caps.maxInline()) {
-            substitutions.add(new Substitution("inline", Integer.toString(inl), Integer.toString(caps.maxInline()),
-                    device.name() + " inlines at most " + caps.maxInline() + " bytes"));
-            inl = caps.maxInline();
-        }
-        this.inlineThreshold = inl;
-        boolean srq = cfg.srq().kind() != Share.Kind.NONE;
-        if (srq && caps.maxSrq() == 0) {
-            substitutions.add(new Substitution("srq", cfg.srq().toString(), "none", device.name() + " has no SRQs"));
-            srq = false;
-        }
-        this.useSrq = srq;
-        this.qpType = caps.qpTypes().contains(QpType.RC) ? QpType.RC : QpType.SRD;
-        boolean sharedQp = cfg.qp().threadsPerInstance(threads) > 1;
-        boolean ch = opts.chainPool() > 0;
-        if (ch && sharedQp) {
-            substitutions.add(new Substitution("chained", "pool " + opts.chainPool() + ", max-length " + opts.chainMaxLength(),
-                    "the shared poster's list", "a QP shared by " + cfg.qp().threadsPerInstance(threads)
-                    + " threads is posted by " + cfg.qpMode().spelling() + " poster, which builds its own lists"));
-            ch = false;
-        }
-        this.chained = ch;
-        boolean sge = opts.sgeHeaderPayload();
-        if (sge && sharedQp) {
-            substitutions.add(new Substitution("sge-header-payload", "true", "false",
-                    "two-SGE posts need a per-thread QP; this QP is shared by " + cfg.qp().threadsPerInstance(threads) + " threads"));
-            sge = false;
-        } else if (sge && caps.maxSge() < 2) {
-            substitutions.add(new Substitution("sge-header-payload", "true", "false",
-                    device.name() + " takes " + caps.maxSge() + " SGE per send WR"));
-            sge = false;
-        }
-        this.sgeHeaderPayload = sge;
-        this.srqRefillBatch = Math.max(1, opts.srqRefillBatch());
-        this.srqRefillThreshold = opts.srqRefillThreshold();
+        this.plan = plan;
+        this.requested = plan.requested();
+        this.threads = plan.threads();
+        this.options = plan.options();
+        this.substitutions = new ArrayList<>(plan.substitutions());
+        this.td = plan.td();
+        this.useSrq = plan.useSrq();
+        this.qpType = plan.qpType();
+        this.peers = plan.peers();
         this.endpoints = new Endpoint[threads];
         this.taken = new boolean[threads];
         this.recvLocks = new Object[threads];
@@ -193,11 +132,20 @@ public final class EndpointManager implements AutoCloseable {
      * verbs exception of a failed create after destroying what was built.
      */
     public static EndpointManager open(Device device, SharingConfig cfg, int threads, EndpointOptions opts) {
+        return open(device, cfg, threads, opts, 1);
+    }
+
+    /** As {@link #open(Device, SharingConfig, int, EndpointOptions)}, with QPs that reach {@code peers} destinations. */
+    static EndpointManager open(Device device, SharingConfig cfg, int threads, EndpointOptions opts, int peers) {
         if (threads < 1 || threads > dev.scalep.threading.WrIds.MAX_OWNERS) {
             throw new IllegalArgumentException("threads must be in 1.." + dev.scalep.threading.WrIds.MAX_OWNERS + ": " + threads);
         }
         cfg.checkThreads(threads);
-        EndpointManager m = new EndpointManager(device, cfg, threads, opts == null ? EndpointOptions.DEFAULTS : opts);
+        EndpointOptions o = opts == null ? EndpointOptions.DEFAULTS : opts;
+        // Port, GID, MTU and read/atomic depths against the device, before anything is allocated.
+        o.connection().check("ibv_create_qp", device.name(), device.capabilities(), device.ports());
+        EndpointPlan plan = EndpointPlan.resolve(device.name(), device.capabilities(), cfg, threads, o, peers);
+        EndpointManager m = new EndpointManager(device, plan);
         try {
             m.build();
             m.describe();
@@ -228,27 +176,22 @@ public final class EndpointManager implements AutoCloseable {
         if (c.onUnsupported() != dev.scalep.policies.OnUnsupported.FAIL || m.substitutions().isEmpty()) {
             return m;
         }
-        String changes = m.substitutions().stream().map(Substitution::toString).collect(java.util.stream.Collectors.joining("; "));
+        String changes = m.substitutions().stream().map(Substitution::toString).collect(Collectors.joining("; "));
         m.close();
         throw new IllegalArgumentException("class " + c.name() + " (on-unsupported: fail) cannot run as written on "
                 + m.device.name() + " with " + m.threads + " threads: " + changes);
     }
 
-    private static int per(Share s, int threads) {
-        return Math.max(1, s.threadsPerInstance(threads));
-    }
-
     private void build() {
-        SharingConfig c = requested;
+        EndpointPlan p = plan;
         int n = threads;
-        int ctxPer = per(c.ctx(), n);
-        int pdPer = per(c.pd(), n);
-        int mrPer = per(c.mr(), n);
-        int qpPer = per(c.qp(), n);
-        boolean cqPerQp = c.cq().kind() == Share.Kind.PER_QP;
-        int cqPer = cqPerQp ? qpPer : per(c.cq(), n);
-        int srqPer = useSrq ? per(c.srq(), n) : 0;
-        boolean bufShared = c.buf().shared(n);
+        int ctxPer = p.ctxPer();
+        int pdPer = p.pdPer();
+        int mrPer = p.mrPer();
+        int qpPer = p.qpPer();
+        int cqPer = p.cqPer();
+        int srqPer = p.srqPer();
+        boolean bufShared = p.bufShared();
         EndpointOptions o = options;
         int regionBytes = 3 * o.bufferBytes() + o.recvDepth() * o.recvSlotBytes();
         int stride = bufShared ? regionBytes : align(regionBytes, 64);
@@ -272,35 +215,10 @@ public final class EndpointManager implements AutoCloseable {
             mrs.add(pds.get(first / pdPer).register(mem, Access.ALL_RDMA));
         }
         boolean moderate = true;
-        for (int i = 0; i < (n + cqPer - 1) / cqPer; i++) {
+        for (int i = 0; i < p.cqDepths().length; i++) {
             int first = i * cqPer;
             int members = Math.min(cqPer, n - first);
-            int qpsOnCq = (members + qpPer - 1) / qpPer;
-            long need = (long) qpsOnCq * o.sendDepth() + (long) members * o.recvDepth();
-            long depth = need;
-            if (o.cqDepth() > 0) {
-                if (o.cqDepth() < need) {
-                    if (i == 0) {
-                        substitutions.add(new Substitution("cq.depth", Integer.toString(o.cqDepth()), Long.toString(need),
-                                "a CQ serving " + members + " threads can hold " + need
-                                        + " completions at once (send and receive depths); a smaller CQ could overrun"));
-                    }
-                } else {
-                    depth = o.cqDepth();
-                }
-            }
-            int max = device.capabilities().maxCqe();
-            if (depth > max && o.cqDepth() > need && need <= max) {
-                if (i == 0) {
-                    substitutions.add(new Substitution("cq.depth", Integer.toString(o.cqDepth()), Integer.toString(max),
-                            device.name() + " allows at most " + max + " CQEs per CQ"));
-                }
-                depth = max;
-            }
-            if (depth > max) {
-                throw new IllegalArgumentException("a CQ serving " + members + " threads needs " + depth
-                        + " entries, above " + device.name() + "'s max_cqe " + max + "; lower sendDepth/recvDepth or share the CQ less");
-            }
+            int depth = p.cqDepths()[i];
             CqOptions co = CqOptions.of((int) depth).withExtended(device.capabilities().extendedCqOnly());
             CompletionQueue cq = contexts.get(first / ctxPer).createCq(co);
             cqs.add(cq);
@@ -315,12 +233,9 @@ public final class EndpointManager implements AutoCloseable {
             }
             routers.add(new CompletionRouter(cq, members, o.sendDepth() + o.recvDepth(), o.pollBatch()));
         }
-        for (int i = 0; useSrq && i < (n + srqPer - 1) / srqPer; i++) {
-            int first = i * srqPer;
-            int members = Math.min(srqPer, n - first);
-            srqs.add(pds.get(first / pdPer).createSrq(srqDepth(members, i == 0), 1));
+        for (int i = 0; i < p.srqDepths().length; i++) {
+            srqs.add(pds.get(i * srqPer / pdPer).createSrq(p.srqDepths()[i], 1));
         }
-        recvSlotsPerEndpoint = useSrq ? Math.max(1, Math.min(o.recvDepth(), srqDepth(srqPer, false) / srqPer)) : o.recvDepth();
         for (int i = 0; i < (n + qpPer - 1) / qpPer; i++) {
             int first = i * qpPer;
             int members = Math.min(qpPer, n - first);
@@ -347,17 +262,18 @@ public final class EndpointManager implements AutoCloseable {
             CompletionQueue cq = cqs.get(first / cqPer);
             SharedReceiveQueue srq = useSrq ? srqs.get(first / srqPer) : null;
             QpInitAttr attr = new QpInitAttr(qpType, cq, cq, srq, o.sendDepth(), srq == null ? members * o.recvDepth() : 0,
-                    sgeHeaderPayload ? 2 : 1, 1, inlineThreshold, false);
+                    p.sgeHeaderPayload() ? 2 : 1, 1, p.inlineThreshold(), false);
             QueuePair qp = via.createQp(attr.withConnection(o.connection()));
             qps.add(qp);
             int owners = Math.min(cqPer, n - (first / cqPer) * cqPer);
             SendPath path = members > 1
                     ? (requested.qpMode() == QpMode.LOCKED
-                    ? new LockedPoster(qp, o.sendDepth(), owners, 1, null)
-                    : new CombiningPoster(qp, o.sendDepth(), owners, 1, null))
-                    : chained || sgeHeaderPayload
-                    ? new ChainedPoster(qp, chained ? o.chainPool() : o.postlist(), chained ? o.chainMaxLength() : o.postlist(), owners)
-                    : new ExclusivePoster(qp, o.postlist(), owners, 1, null);
+                    ? new LockedPoster(qp, o.sendDepth(), owners, peers, null)
+                    : new CombiningPoster(qp, o.sendDepth(), owners, peers, null))
+                    : (p.chained() || p.sgeHeaderPayload()) && peers == 1
+                    ? new ChainedPoster(qp, p.chained() ? o.chainPool() : o.postlist(),
+                    p.chained() ? o.chainMaxLength() : o.postlist(), owners)
+                    : new ExclusivePoster(qp, o.postlist(), owners, peers, null);
             paths.add(path);
             routers.get(first / cqPer).route(qp.qpNum(), members > 1 ? -1 : first - (first / cqPer) * cqPer, path);
             Object recvLock = new Object();
@@ -371,37 +287,26 @@ public final class EndpointManager implements AutoCloseable {
                     qps.get(t / qpPer), useSrq ? srqs.get(t / srqPer) : null, mrs.get(mrIdx),
                     mrMemory.get(mrIdx).asSlice(sliceOffset[t], regionBytes),
                     t / ctxPer, t / pdPer, mrIdx, t / qpPer, t / cqPer, useSrq ? t / srqPer : -1,
-                    td == TdMode.NONE ? -1 : (t / qpPer) * td.tdsPerThread(), qpPer, cqPer);
-        }
-    }
-
-    /** SRQ max_wr: the policy's depth (clamped to the device) or the sum of the members' receive slots. */
-    private int srqDepth(int members, boolean report) {
-        EndpointOptions o = options;
-        int want = o.srqDepth() > 0 ? o.srqDepth() : members * o.recvDepth();
-        int max = device.capabilities().maxSrqWr();
-        if (max > 0 && want > max) {
-            if (report) {
-                substitutions.add(new Substitution("srq.depth", Integer.toString(want), Integer.toString(max),
-                        device.name() + " allows at most " + max + " WRs per SRQ"));
+                    td == TdMode.NONE ? -1 : (t / qpPer) * td.tdsPerThread(), qpPer, cqPer, recvLocks[t]);
+            if (peers > 1) {
+                endpoints[t].peers(peers);
             }
-            want = max;
         }
-        return Math.max(members, want);
     }
 
     private void describe() {
         EndpointOptions o = options;
         applied.put("queue-depth", Integer.toString(o.sendDepth()));
-        applied.put("postlist", Integer.toString(chained ? Math.min(o.postlist(), o.chainMaxLength()) : o.postlist()));
-        applied.put("unsignaled", Integer.toString(signalEvery));
-        applied.put("inline", Integer.toString(inlineThreshold));
-        applied.put("blueflame", blueFlame ? "on" : "off");
-        applied.put("chained", chained ? "pool " + o.chainPool() + ", max-length " + o.chainMaxLength() : "off");
-        applied.put("sge-header-payload", Boolean.toString(sgeHeaderPayload));
-        applied.put("srq", useSrq ? "depth " + (srqs.isEmpty() ? 0 : srqs.get(0).maxWr()) + ", " + recvSlotsPerEndpoint
-                + " per endpoint, refill-threshold " + srqRefillThreshold + ", refill-batch "
-                + Math.min(srqRefillBatch, recvSlotsPerEndpoint) : "none");
+        EndpointPlan p = plan;
+        applied.put("postlist", Integer.toString(p.chained() ? Math.min(o.postlist(), o.chainMaxLength()) : o.postlist()));
+        applied.put("unsignaled", Integer.toString(p.signalEvery()));
+        applied.put("inline", Integer.toString(p.inlineThreshold()));
+        applied.put("blueflame", p.blueFlame() ? "on" : "off");
+        applied.put("chained", p.chained() ? "pool " + o.chainPool() + ", max-length " + o.chainMaxLength() : "off");
+        applied.put("sge-header-payload", Boolean.toString(p.sgeHeaderPayload()));
+        applied.put("srq", useSrq ? "depth " + (srqs.isEmpty() ? 0 : srqs.get(0).maxWr()) + ", " + p.recvSlotsPerEndpoint()
+                + " per endpoint, refill-threshold " + p.srqRefillThreshold() + ", refill-batch "
+                + Math.min(p.srqRefillBatch(), p.recvSlotsPerEndpoint()) : "none");
         applied.put("cq", "depth " + (cqs.isEmpty() ? 0 : cqs.get(0).depth()) + ", moderation "
                 + (o.cqModerationCount() > 0 || o.cqModerationPeriodUs() > 0
                 && substitutions.stream().noneMatch(x -> x.setting().equals("cq.moderation"))
@@ -436,55 +341,70 @@ public final class EndpointManager implements AutoCloseable {
             throw new IllegalArgumentException("cannot pair: " + threads + " threads/" + qps.size() + " QPs ("
                     + qpType + ") with " + other.threads + " threads/" + other.qps.size() + " QPs (" + other.qpType + ")");
         }
-        if (peer != null) {
+        if (peer != null || connected) {
             throw new IllegalStateException("already connected");
         }
         synchronized (other) {
-            if (other.peer != null) {
+            if (other.peer != null || other.connected) {
                 throw new IllegalStateException("the other manager is already connected");
             }
             this.peer = other;
             other.peer = this;
-            wire(other);
-            other.wire(this);
-            for (int t = 0; t < threads; t++) {
-                endpoints[t].peer(other.endpoints[t]);
-                other.endpoints[t].peer(endpoints[t]);
-            }
-            bringUp(other);
-            other.bringUp(this);
+            connected = true;
+            other.connected = true;
+            ManagerAddress mine = ManagerAddress.of(this);
+            ManagerAddress theirs = ManagerAddress.of(other);
+            PeerWiring.wire(this, 0, theirs);
+            PeerWiring.wire(other, 0, mine);
+            PeerWiring.bringUp(this, theirs);
+            PeerWiring.bringUp(other, mine);
             for (int t = 0; t < threads; t++) {
                 endpoints[t].postInitialReceives();
                 other.endpoints[t].postInitialReceives();
             }
-            finishBringUp();
-            other.finishBringUp();
+            PeerWiring.finishBringUp(this);
+            PeerWiring.finishBringUp(other);
         }
     }
 
-    private void wire(EndpointManager other) {
-        if (qpType.connectionless()) {
-            for (int k = 0; k < qps.size(); k++) {
-                QueuePair remote = other.qps.get(k);
-                AddressHandle ah = qps.get(k).pd().createAh(remote.address());
-                ahs.add(ah);
-                paths.get(k).peer(0, ah, remote.qpNum(), Endpoint.QKEY);
+    /** What another process needs to reach this manager, as bytes (QP addresses and endpoint buffers). */
+    public synchronized byte[] address() {
+        return ManagerAddress.of(this).toBytes();
+    }
+
+    /**
+     * Connect to managers in other processes from the bytes their {@link #address()} gave: peer
+     * {@code i} is {@code remotes[i]}. RC: exactly one remote, QP {@code k} to its QP {@code k};
+     * connectionless: one address handle per remote and QP. Receives are posted before return; the
+     * remotes must not send before this returns on their peer (a barrier does that).
+     */
+    public synchronized void connect(byte[]... remotes) {
+        if (connected) {
+            throw new IllegalStateException("already connected");
+        }
+        if (remotes.length != peers) {
+            throw new IllegalArgumentException("this manager's QPs reach " + peers + " peers; got " + remotes.length + " addresses");
+        }
+        ManagerAddress[] a = new ManagerAddress[remotes.length];
+        for (int i = 0; i < remotes.length; i++) {
+            a[i] = ManagerAddress.parse(remotes[i]);
+            if (a[i].threads() != threads || a[i].qps().size() != qps.size() || a[i].qpType() != qpType) {
+                throw new IllegalArgumentException("cannot connect: " + threads + " threads/" + qps.size() + " QPs (" + qpType
+                        + ") with peer " + i + "'s " + a[i].threads() + " threads/" + a[i].qps().size() + " QPs (" + a[i].qpType() + ")");
             }
         }
-    }
-
-    private void bringUp(EndpointManager other) {
-        for (int k = 0; k < qps.size(); k++) {
-            QueuePair qp = qps.get(k);
-            qp.init(Access.ALL_RDMA);
-            qp.readyToReceive(qpType.connectionless() ? null : other.qps.get(k).address());
+        if (!qpType.connectionless() && peers != 1) {
+            throw new IllegalArgumentException("an RC QP reaches one peer; use one manager per peer");
         }
-    }
-
-    void finishBringUp() {
-        for (QueuePair qp : qps) {
-            qp.readyToSend(options.connection().retryCount(), options.connection().rnrRetry());
+        connected = true;
+        for (int i = 0; i < a.length; i++) {
+            PeerWiring.wire(this, i, a[i]);
         }
+        PeerWiring.bringUp(this, a[0]);
+        for (int t = 0; t < threads; t++) {
+            endpoints[t].postInitialReceives();
+        }
+        PeerWiring.finishBringUp(this);
     }
 
     /**
@@ -530,10 +450,15 @@ public final class EndpointManager implements AutoCloseable {
 
     /** The unsignaled interval in force after substitutions. */
     public int signalEvery() {
-        return signalEvery;
+        return plan.signalEvery();
     }
 
     /** What could not be honoured on this device, and what was built instead. */
+    /** The resolved plan this manager was built from (settings after substitutions, sharing, depths). */
+    public EndpointPlan plan() {
+        return plan;
+    }
+
     public List<Substitution> substitutions() {
         return Collections.unmodifiableList(substitutions);
     }
@@ -558,16 +483,16 @@ public final class EndpointManager implements AutoCloseable {
         }
         // In use: what the endpoints' QPs ring (uUAR i lives on page i/2); the idle partner QPs of
         // dedicated-2x hold their page but are not in use. Devices that expose no register keep their count.
-        Map<Context, java.util.Set<Integer>> regs = new java.util.IdentityHashMap<>();
+        Map<Context, Set<Integer>> regs = new IdentityHashMap<>();
         for (QueuePair q : qps) {
             if (q.uuar() < 0) {
                 return sum;
             }
-            regs.computeIfAbsent(q.pd().context(), k -> new java.util.HashSet<>()).add(q.uuar());
+            regs.computeIfAbsent(q.pd().context(), k -> new HashSet<>()).add(q.uuar());
         }
         long uuarsUsed = 0;
         long pagesUsed = 0;
-        for (java.util.Set<Integer> r : regs.values()) {
+        for (Set<Integer> r : regs.values()) {
             uuarsUsed += r.size();
             pagesUsed += r.stream().map(u -> u / 2).distinct().count();
         }
@@ -603,7 +528,9 @@ public final class EndpointManager implements AutoCloseable {
                 try {
                     qp.close();
                 } catch (RuntimeException e) {
-                    if (first == null) first = e;
+                    if (first == null) {
+                        first = e;
+                    }
                 }
             }
         }
@@ -611,7 +538,9 @@ public final class EndpointManager implements AutoCloseable {
             try {
                 c.close();
             } catch (RuntimeException e) {
-                if (first == null) first = e;
+                if (first == null) {
+                    first = e;
+                }
             }
         }
         for (Arena a : arenas) {

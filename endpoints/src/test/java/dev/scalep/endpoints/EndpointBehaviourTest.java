@@ -7,15 +7,20 @@ import dev.scalep.threading.SendPath;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import dev.scalep.verbs.ResourceUsage;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
@@ -64,18 +69,18 @@ class EndpointBehaviourTest {
         }
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void xWaySharingThatDoesNotDivideTheThreadsIsRefusedBeforeAnyVerbsCall() {
         for (String dev : new String[]{"sim:mlx5", "sim:efa"}) {
             Device d = Devices.byName(dev);
             ResourceUsage before = d.resources();
             for (String level : new String[]{"qp=3way", "qp=5way", "mpi-everywhere,ctx=3way,pd=3way"}) {
-                IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                IllegalArgumentException e = Assertions.assertThrows(IllegalArgumentException.class,
                         () -> EndpointManager.open(d, SharingConfig.parse(level), 4, EndpointOptions.DEFAULTS));
-                org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("with 4 threads")
+                Assertions.assertTrue(e.getMessage().contains("with 4 threads")
                         && e.getMessage().contains("2way, 4way"), e.getMessage());
             }
-            org.junit.jupiter.api.Assertions.assertEquals(before, d.resources(), "nothing was allocated");
+            Assertions.assertEquals(before, d.resources(), "nothing was allocated");
         }
     }
 
@@ -97,14 +102,14 @@ class EndpointBehaviourTest {
             AtomicReference<Throwable> fail = new AtomicReference<>();
             // Every thread holds its endpoint until all have acquired and finished: a thread that released
             // early would hand its endpoint to a late starter, and two threads would write as one.
-            java.util.concurrent.CyclicBarrier acquired = new java.util.concurrent.CyclicBarrier(threads);
-            java.util.concurrent.CyclicBarrier done = new java.util.concurrent.CyclicBarrier(threads);
+            CyclicBarrier acquired = new CyclicBarrier(threads);
+            CyclicBarrier done = new CyclicBarrier(threads);
             List<Thread> ts = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 ts.add(Thread.ofPlatform().name("ep-" + t).start(() -> {
                     try {
                         Endpoint e = a.acquire();
-                        acquired.await(20, java.util.concurrent.TimeUnit.SECONDS);
+                        acquired.await(20, TimeUnit.SECONDS);
                         int i = e.index();
                         for (int k = 0; k < 64; k++) {
                             e.sendBuffer().set(ValueLayout.JAVA_BYTE, k, (byte) (i * 7 + k));
@@ -112,7 +117,7 @@ class EndpointBehaviourTest {
                         Completion c = new Completion();
                         long seen = 0;
                         long lastId = -1;
-                        java.util.BitSet ids = new java.util.BitSet();
+                        BitSet ids = new BitSet();
                         for (int m = 0; m < perThread; m++) {
                             int off = (m % 8) * 8;
                             int rc;
@@ -129,7 +134,7 @@ class EndpointBehaviourTest {
                         }
                         assertTrue(e.drain(20_000_000_000L), "drain");
                         assertEquals(0, e.outstanding());
-                        done.await(20, java.util.concurrent.TimeUnit.SECONDS);
+                        done.await(20, TimeUnit.SECONDS);
                         a.release(e);
                     } catch (Throwable x) {
                         fail.compareAndSet(null, x);
@@ -239,7 +244,7 @@ class EndpointBehaviourTest {
         return out.stream();
     }
 
-    private static String msg(org.junit.jupiter.api.function.Executable call) {
+    private static String msg(Executable call) {
         return assertThrows(IllegalArgumentException.class, call).getMessage();
     }
 }

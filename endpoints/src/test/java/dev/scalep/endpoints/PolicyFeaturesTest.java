@@ -16,13 +16,17 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import com.sun.management.ThreadMXBean;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -222,7 +226,7 @@ class PolicyFeaturesTest {
                 records.add(e.lastRecordAddress());
             }
             assertEquals(64, records.size(), "640 posts used exactly the 64 pool records");
-            var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
             long tid = Thread.currentThread().threadId();
             for (int m = 0; m < 20_000; m++) { // warm-up (JIT)
                 post(e, c, m);
@@ -277,8 +281,8 @@ class PolicyFeaturesTest {
             for (int k = 0; k < payload.length; k++) {
                 payload[k] = (byte) (100 + k);
             }
-            java.lang.foreign.MemorySegment.copy(header, 0, e.sendBuffer(), ValueLayout.JAVA_BYTE, 0, header.length);
-            java.lang.foreign.MemorySegment.copy(payload, 0, e.sendBuffer(), ValueLayout.JAVA_BYTE, 1024, payload.length);
+            MemorySegment.copy(header, 0, e.sendBuffer(), ValueLayout.JAVA_BYTE, 0, header.length);
+            MemorySegment.copy(payload, 0, e.sendBuffer(), ValueLayout.JAVA_BYTE, 1024, payload.length);
             long wqes = e.qp().counters().wqes();
             assertEquals(0, e.writeGather(1, 0, 16, 1024, 48, 256));
             assertEquals(0, e.sendGather(2, 0, 16, 1024, 48));
@@ -495,14 +499,14 @@ class PolicyFeaturesTest {
     /** Every thread writes 300 tagged 16-byte values and sends 20 messages; the peer checks both. */
     private static void exchange(EndpointManager a, EndpointManager b, int threads, boolean gather) throws Exception {
         AtomicReference<Throwable> fail = new AtomicReference<>();
-        var acquired = new java.util.concurrent.CyclicBarrier(threads);
-        var done = new java.util.concurrent.CyclicBarrier(threads);
+        var acquired = new CyclicBarrier(threads);
+        var done = new CyclicBarrier(threads);
         List<Thread> ts = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             ts.add(Thread.ofPlatform().name("pf-" + t).start(() -> {
                 try {
                     Endpoint e = a.acquire();
-                    acquired.await(20, java.util.concurrent.TimeUnit.SECONDS);
+                    acquired.await(20, TimeUnit.SECONDS);
                     int i = e.index();
                     Completion c = new Completion();
                     for (int m = 0; m < 300; m++) {
@@ -512,13 +516,15 @@ class PolicyFeaturesTest {
                         while ((rc = gather ? e.writeGather(m, off, 8, off + 8, 8, off) : e.write(m, off, 16, off))
                                 == SendPath.EAGAIN) {
                             while (e.poll(c)) {
-                                if (!c.ok()) throw new AssertionError(c.toString());
+                                if (!c.ok()) {
+                                    throw new AssertionError(c.toString());
+                                }
                             }
                         }
                         assertEquals(0, rc);
                     }
                     assertTrue(e.drain(20_000_000_000L), "drain");
-                    done.await(20, java.util.concurrent.TimeUnit.SECONDS);
+                    done.await(20, TimeUnit.SECONDS);
                     a.release(e);
                 } catch (Throwable x) {
                     fail.compareAndSet(null, x);

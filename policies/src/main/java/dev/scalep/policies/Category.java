@@ -76,7 +76,9 @@ public enum Category {
     /** The category spelled {@code s}, or null. */
     public static Category bySpelling(String s) {
         for (Category c : values()) {
-            if (c.spelling.equals(s)) return c;
+            if (c.spelling.equals(s)) {
+                return c;
+            }
         }
         return null;
     }
@@ -84,7 +86,9 @@ public enum Category {
     /** Every spelling, comma separated. */
     public static String names() {
         List<String> n = new ArrayList<>();
-        for (Category c : values()) n.add(c.spelling);
+        for (Category c : values()) {
+            n.add(c.spelling);
+        }
         return String.join(", ", n);
     }
 

@@ -39,7 +39,9 @@ public final class Policy {
                 throw new IllegalArgumentException("two classes named " + c.name());
             }
         }
-        if (m.isEmpty()) throw new IllegalArgumentException("a policy needs at least one class");
+        if (m.isEmpty()) {
+            throw new IllegalArgumentException("a policy needs at least one class");
+        }
         return new Policy(source, "", m, Map.of(), Map.of());
     }
 

@@ -41,7 +41,9 @@ public final class PolicyException extends IllegalArgumentException {
         sorted.sort(ORDER);
         StringBuilder sb = new StringBuilder();
         for (PolicyError e : sorted) {
-            if (!sb.isEmpty()) sb.append('\n');
+            if (!sb.isEmpty()) {
+                sb.append('\n');
+            }
             sb.append(e);
         }
         return sb.toString();

@@ -420,7 +420,9 @@ public final class PolicyLoader {
             Map<String, SourceLocation> seen = new HashMap<>();
             for (NodeTuple t : m.getValue()) {
                 String key = key(t.getKeyNode(), seen);
-                if (key == null) continue;
+                if (key == null) {
+                    continue;
+                }
                 Field f = find(TOP_FIELDS, key);
                 if (f == null) {
                     unknown(t.getKeyNode(), key, TOP_FIELDS, "at the top level");
@@ -439,12 +441,16 @@ public final class PolicyLoader {
                 error(at(m), "missing 'classes': a policy names at least one endpoint class");
                 return null;
             }
-            if (classesNode == null) return null;
+            if (classesNode == null) {
+                return null;
+            }
             Map<String, RawClass> raw = new LinkedHashMap<>();
             Map<String, SourceLocation> seenClasses = new HashMap<>();
             for (NodeTuple t : classesNode.getValue()) {
                 String name = key(t.getKeyNode(), seenClasses);
-                if (name == null) continue;
+                if (name == null) {
+                    continue;
+                }
                 if (!CLASS_NAME.matcher(name).matches()) {
                     error(at(t.getKeyNode()), "bad class name '" + clip(name)
                             + "': use lower-case letters, digits, '-' and '_', starting with a letter, at most 64 characters");
@@ -475,7 +481,9 @@ public final class PolicyLoader {
             Map<String, SourceLocation> classWhere = new LinkedHashMap<>();
             for (RawClass rc : raw.values()) {
                 Map<String, Val> v = merged.get(rc.name());
-                if (v == null) continue;
+                if (v == null) {
+                    continue;
+                }
                 EndpointClass ec = build(rc.name(), v, rc.where());
                 if (ec != null) {
                     classes.put(rc.name(), ec);
@@ -494,7 +502,9 @@ public final class PolicyLoader {
             Map<String, SourceLocation> seen = new HashMap<>();
             for (NodeTuple t : m.getValue()) {
                 String key = key(t.getKeyNode(), seen);
-                if (key == null) continue;
+                if (key == null) {
+                    continue;
+                }
                 Field f = find(fields, key);
                 String path = prefix + key;
                 if (f == null) {
@@ -625,7 +635,9 @@ public final class PolicyLoader {
         /** Apply {@code extends}: the parent's settings, then the class's own. Detects cycles and unknown parents. */
         Map<String, Val> merge(RawClass rc, Map<String, RawClass> raw, Map<String, Map<String, Val>> done,
                                List<String> chain) {
-            if (done.containsKey(rc.name())) return done.get(rc.name());
+            if (done.containsKey(rc.name())) {
+                return done.get(rc.name());
+            }
             if (chain.contains(rc.name())) {
                 List<String> cycle = new ArrayList<>(chain.subList(chain.indexOf(rc.name()), chain.size()));
                 cycle.add(rc.name());
@@ -703,7 +715,9 @@ public final class PolicyLoader {
                         + " > cq.depth " + cqDepth + " (an event would never fire)");
             }
             ConnectionOptions conn = connection(v, d.connection(), c, where);
-            if (errors.size() != before) return null;
+            if (errors.size() != before) {
+                return null;
+            }
             return new EndpointClass(name, sharing, queueDepth, postlist, unsignaled, inline, bf,
                     new ChainedPosts(chainEnabled, pool, maxLen), sge, new SrqSettings(srqDepth, refillThreshold, refillBatch),
                     new CqSettings(cqDepth, modCount, modPeriod), new SrdSettings(ordering, atomics), onu, conn);
@@ -732,7 +746,9 @@ public final class PolicyLoader {
         static SourceLocation loc(Map<String, Val> v, SourceLocation dflt, String... keys) {
             for (String k : keys) {
                 Val x = v.get(k);
-                if (x != null) return x.where();
+                if (x != null) {
+                    return x.where();
+                }
             }
             return dflt;
         }
@@ -748,7 +764,9 @@ public final class PolicyLoader {
 
     private static Field find(List<Field> fields, String key) {
         for (Field f : fields) {
-            if (f.key().equals(key)) return f;
+            if (f.key().equals(key)) {
+                return f;
+            }
         }
         return null;
     }
@@ -759,7 +777,9 @@ public final class PolicyLoader {
 
     private static List<String> categoryNames() {
         List<String> n = new ArrayList<>();
-        for (Category c : Category.values()) n.add(c.spelling());
+        for (Category c : Category.values()) {
+            n.add(c.spelling());
+        }
         return n;
     }
 
@@ -775,16 +795,30 @@ public final class PolicyLoader {
     }
 
     private static String describe(Node n) {
-        if (n instanceof MappingNode) return "a mapping";
-        if (n instanceof SequenceNode) return "a sequence";
+        if (n instanceof MappingNode) {
+            return "a mapping";
+        }
+        if (n instanceof SequenceNode) {
+            return "a sequence";
+        }
         if (n instanceof ScalarNode s) {
             Tag t = s.getTag();
             String v = clip(s.getValue());
-            if (Tag.NULL.equals(t)) return "null (empty value)";
-            if (Tag.INT.equals(t)) return "the integer " + v;
-            if (Tag.FLOAT.equals(t)) return "the number " + v;
-            if (Tag.BOOL.equals(t)) return "the boolean " + v;
-            if (Tag.STR.equals(t)) return "the string '" + v + "'";
+            if (Tag.NULL.equals(t)) {
+                return "null (empty value)";
+            }
+            if (Tag.INT.equals(t)) {
+                return "the integer " + v;
+            }
+            if (Tag.FLOAT.equals(t)) {
+                return "the number " + v;
+            }
+            if (Tag.BOOL.equals(t)) {
+                return "the boolean " + v;
+            }
+            if (Tag.STR.equals(t)) {
+                return "the string '" + v + "'";
+            }
             return "a value tagged " + clip(t.getValue());
         }
         return "an alias";

@@ -10,18 +10,26 @@ final class PolicyYaml {
         sb.append("# effective policy from ").append(p.source());
         sb.append(p.device() == null ? " (no device: device-independent checks only)" : " on " + p.device()).append('\n');
         for (Degradation d : p.degradations()) {
-            if (only == null || only.equals(d.className())) sb.append("# degraded: ").append(d.message()).append('\n');
+            if (only == null || only.equals(d.className())) {
+                sb.append("# degraded: ").append(d.message()).append('\n');
+            }
         }
         for (String n : p.notes()) {
-            if (only == null || n.startsWith("class " + only + ":")) sb.append("# note: ").append(n).append('\n');
+            if (only == null || n.startsWith("class " + only + ":")) {
+                sb.append("# note: ").append(n).append('\n');
+            }
         }
         sb.append("version: 1\nclasses:\n");
         for (EndpointClass c : p.classes().values()) {
-            if (only != null && !only.equals(c.name())) continue;
+            if (only != null && !only.equals(c.name())) {
+                continue;
+            }
             sb.append("  ").append(c.name()).append(":\n");
             Category cat = c.sharing().category();
             sb.append("    sharing: \"").append(cat != null ? cat.spelling() : c.sharing().toString()).append("\"");
-            if (cat != null) sb.append("  # ").append(c.sharing());
+            if (cat != null) {
+                sb.append("  # ").append(c.sharing());
+            }
             sb.append('\n');
             line(sb, 4, "queue-depth", c.queueDepth());
             line(sb, 4, "postlist", c.postlist());

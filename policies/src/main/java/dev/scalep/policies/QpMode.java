@@ -23,7 +23,9 @@ public enum QpMode {
     /** The mode spelled {@code s}, or null. */
     public static QpMode bySpelling(String s) {
         for (QpMode m : values()) {
-            if (m.spelling.equals(s)) return m;
+            if (m.spelling.equals(s)) {
+                return m;
+            }
         }
         return null;
     }

@@ -35,10 +35,14 @@ public record Share(Kind kind, int ways) {
         }
         switch (kind) {
             case NONE, ALL -> {
-                if (ways != 0) throw new IllegalArgumentException(kind + " takes ways=0, not " + ways);
+                if (ways != 0) {
+                    throw new IllegalArgumentException(kind + " takes ways=0, not " + ways);
+                }
             }
             case PER_QP, PER_THREAD -> {
-                if (ways != 1) throw new IllegalArgumentException(kind + " takes ways=1, not " + ways);
+                if (ways != 1) {
+                    throw new IllegalArgumentException(kind + " takes ways=1, not " + ways);
+                }
             }
             case WAYS -> {
                 if (ways < 2 || ways > MAX_WAYS) {
@@ -55,7 +59,9 @@ public record Share(Kind kind, int ways) {
 
     /** Threads that share one instance when {@code threads} threads run (at least 1; 0 for NONE). */
     public int threadsPerInstance(int threads) {
-        if (threads < 1) throw new IllegalArgumentException("threads must be >= 1, not " + threads);
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be >= 1, not " + threads);
+        }
         return switch (kind) {
             case NONE -> 0;
             case PER_QP, PER_THREAD -> 1;
@@ -67,7 +73,9 @@ public record Share(Kind kind, int ways) {
     /** Instances needed for {@code threads} threads (per thread for PER_QP: multiply by QPs per thread). */
     public int instances(int threads) {
         if (kind == Kind.NONE) {
-            if (threads < 1) throw new IllegalArgumentException("threads must be >= 1, not " + threads);
+            if (threads < 1) {
+                throw new IllegalArgumentException("threads must be >= 1, not " + threads);
+            }
             return 0;
         }
         int per = threadsPerInstance(threads);

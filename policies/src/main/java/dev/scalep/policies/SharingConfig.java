@@ -80,7 +80,9 @@ public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf,
 
         static Axis byKey(String k) {
             for (Axis a : values()) {
-                if (a.key.equals(k)) return a;
+                if (a.key.equals(k)) {
+                    return a;
+                }
             }
             return null;
         }
@@ -105,19 +107,43 @@ public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf,
     private static String check(Share ctx, TdMode td, Share pd, Share mr, Share buf, Share qp, QpMode qpMode,
                                 Share cq, Share srq) {
         String kinds = kinds(Axis.CTX, ctx, false, false);
-        if (kinds == null) kinds = kinds(Axis.PD, pd, false, false);
-        if (kinds == null) kinds = kinds(Axis.MR, mr, false, false);
-        if (kinds == null) kinds = kinds(Axis.BUF, buf, false, false);
-        if (kinds == null) kinds = kinds(Axis.QP, qp, false, false);
-        if (kinds == null) kinds = kinds(Axis.CQ, cq, false, true);
-        if (kinds == null) kinds = kinds(Axis.SRQ, srq, true, false);
-        if (kinds != null) return kinds;
+        if (kinds == null) {
+            kinds = kinds(Axis.PD, pd, false, false);
+        }
+        if (kinds == null) {
+            kinds = kinds(Axis.MR, mr, false, false);
+        }
+        if (kinds == null) {
+            kinds = kinds(Axis.BUF, buf, false, false);
+        }
+        if (kinds == null) {
+            kinds = kinds(Axis.QP, qp, false, false);
+        }
+        if (kinds == null) {
+            kinds = kinds(Axis.CQ, cq, false, true);
+        }
+        if (kinds == null) {
+            kinds = kinds(Axis.SRQ, srq, true, false);
+        }
+        if (kinds != null) {
+            return kinds;
+        }
         String n = nested("pd", pd, "ctx", ctx);
-        if (n == null) n = nested("mr", mr, "pd", pd);
-        if (n == null) n = nested("qp", qp, "pd", pd);
-        if (n == null) n = nested("cq", cq, "ctx", ctx);
-        if (n == null && srq.kind() != Share.Kind.NONE) n = nested("srq", srq, "pd", pd);
-        if (n != null) return n;
+        if (n == null) {
+            n = nested("mr", mr, "pd", pd);
+        }
+        if (n == null) {
+            n = nested("qp", qp, "pd", pd);
+        }
+        if (n == null) {
+            n = nested("cq", cq, "ctx", ctx);
+        }
+        if (n == null && srq.kind() != Share.Kind.NONE) {
+            n = nested("srq", srq, "pd", pd);
+        }
+        if (n != null) {
+            return n;
+        }
         if (qp.width() > 1 && cq.kind() != Share.Kind.PER_QP && !nests(qp, cq)) {
             return "cq=" + cq + " cannot serve qp=" + qp + ": a shared QP's CQ must be per-qp or shared by at "
                     + "least the QP's threads (a multiple of its width)";
@@ -142,13 +168,19 @@ public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf,
     private static boolean nests(Share child, Share parent) {
         int c = child.width();
         int p = parent.width();
-        if (c <= 1) return true;
-        if (c > p) return false;
+        if (c <= 1) {
+            return true;
+        }
+        if (c > p) {
+            return false;
+        }
         return p == Integer.MAX_VALUE || p % c == 0;
     }
 
     private static String nested(String childName, Share child, String parentName, Share parent) {
-        if (nests(child, parent)) return null;
+        if (nests(child, parent)) {
+            return null;
+        }
         return childName + "=" + child + " is shared more widely than its parent " + parentName + "=" + parent
                 + " (a " + childName + " lives in one " + parentName + "; x-way widths must divide the parent's)";
     }
@@ -159,7 +191,9 @@ public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf,
         StringBuilder sb = new StringBuilder();
         sb.append("ctx=").append(ctx).append(",td=").append(td).append(",pd=").append(pd).append(",mr=").append(mr)
                 .append(",buf=").append(buf).append(",qp=").append(qp);
-        if (qpMode != QpMode.DIRECT) sb.append(':').append(qpMode);
+        if (qpMode != QpMode.DIRECT) {
+            sb.append(':').append(qpMode);
+        }
         sb.append(",cq=").append(cq).append(",srq=").append(srq);
         return sb.toString();
     }
@@ -199,7 +233,9 @@ public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf,
     /** The research category this configuration equals, or null. */
     public Category category() {
         for (Category c : Category.values()) {
-            if (c.config().equals(this)) return c;
+            if (c.config().equals(this)) {
+                return c;
+            }
         }
         return null;
     }
@@ -281,13 +317,17 @@ public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf,
                 switch (axis) {
                     case TD -> {
                         td = TdMode.bySpelling(value);
-                        if (td == null) throw new SharingSyntaxException(bad, at);
+                        if (td == null) {
+                            throw new SharingSyntaxException(bad, at);
+                        }
                     }
                     case QP -> {
                         int colon = value.indexOf(':');
                         String share = colon < 0 ? value : value.substring(0, colon);
                         Share s = share(share, axis);
-                        if (s == null) throw new SharingSyntaxException(bad, at);
+                        if (s == null) {
+                            throw new SharingSyntaxException(bad, at);
+                        }
                         if (colon >= 0) {
                             mode = QpMode.bySpelling(value.substring(colon + 1));
                             if (mode == null || mode == QpMode.DIRECT) {
@@ -305,12 +345,16 @@ public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf,
                     }
                     default -> {
                         Share s = share(value, axis);
-                        if (s == null) throw new SharingSyntaxException(bad, at);
+                        if (s == null) {
+                            throw new SharingSyntaxException(bad, at);
+                        }
                         shares[axis.ordinal()] = s;
                     }
                 }
             }
-            if (comma < 0) break;
+            if (comma < 0) {
+                break;
+            }
             pos = comma + 1;
         }
         SharingConfig b = base == null ? STATIC_AXES : base.config();
@@ -344,7 +388,9 @@ public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf,
 
     private static String axisNames() {
         List<String> names = new ArrayList<>();
-        for (Axis a : Axis.values()) names.add(a.key());
+        for (Axis a : Axis.values()) {
+            names.add(a.key());
+        }
         return String.join(", ", names);
     }
 
@@ -356,14 +402,20 @@ public record SharingConfig(Share ctx, TdMode td, Share pd, Share mr, Share buf,
             case "per-thread" -> Share.PER_THREAD;
             case "shared" -> Share.ALL;
             default -> {
-                if (v.length() < 4 || v.length() > 8 || !v.endsWith("way")) yield null;
+                if (v.length() < 4 || v.length() > 8 || !v.endsWith("way")) {
+                    yield null;
+                }
                 String digits = v.substring(0, v.length() - 3);
-                if (!digits.chars().allMatch(ch -> ch >= '0' && ch <= '9') || digits.startsWith("0")) yield null;
+                if (!digits.chars().allMatch(ch -> ch >= '0' && ch <= '9') || digits.startsWith("0")) {
+                    yield null;
+                }
                 int x = Integer.parseInt(digits);
                 yield x >= 1 && x <= Share.MAX_WAYS ? Share.ways(x) : null;
             }
         };
-        if (s == null) return null;
+        if (s == null) {
+            return null;
+        }
         boolean ok = switch (s.kind()) {
             case NONE -> axis == Axis.SRQ;
             case PER_QP -> axis == Axis.CQ;

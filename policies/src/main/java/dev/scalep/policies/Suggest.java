@@ -9,7 +9,9 @@ final class Suggest {
 
     /** The candidate closest to {@code word}, or null when none is close (distance > max(2, length/3)). */
     static String closest(String word, Collection<String> candidates) {
-        if (word.length() > 64) return null;
+        if (word.length() > 64) {
+            return null;
+        }
         String best = null;
         int bestD = Integer.MAX_VALUE;
         for (String c : candidates) {
@@ -32,7 +34,9 @@ final class Suggest {
     static int distance(String a, String b) {
         int[] prev = new int[b.length() + 1];
         int[] cur = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) prev[j] = j;
+        for (int j = 0; j <= b.length(); j++) {
+            prev[j] = j;
+        }
         for (int i = 1; i <= a.length(); i++) {
             cur[0] = i;
             for (int j = 1; j <= b.length(); j++) {

@@ -51,7 +51,9 @@ public enum TdMode {
     /** The mode spelled {@code s}, or null. */
     public static TdMode bySpelling(String s) {
         for (TdMode m : values()) {
-            if (m.spelling.equals(s)) return m;
+            if (m.spelling.equals(s)) {
+                return m;
+            }
         }
         return null;
     }

@@ -3,14 +3,18 @@ package dev.scalep.policies;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.regex.Pattern;
 
-import static org.junit.jupiter.api.Assertions.*;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Random mutations and truncations of the catalog: every input loads (and validates) or fails with
@@ -52,7 +56,7 @@ class PolicyFuzzTest {
                 rejected++;
                 checkLocated(e, input);
             } catch (Throwable t) {
-                fail("input " + iterations + " threw " + t + " for:\n" + new String(input, java.nio.charset.StandardCharsets.ISO_8859_1), t);
+                fail("input " + iterations + " threw " + t + " for:\n" + new String(input, StandardCharsets.ISO_8859_1), t);
             }
             assertTrue(events[0] <= 2L * input.length + 8 && events[0] <= PolicyLoader.MAX_EVENTS + 1,
                     "input " + iterations + ": " + events[0] + " events for " + input.length + " bytes");
@@ -70,7 +74,11 @@ class PolicyFuzzTest {
 
     static int count(byte[] b) {
         int n = 1;
-        for (byte x : b) if (x == '\n' || x == '\r') n++;
+        for (byte x : b) {
+            if (x == '\n' || x == '\r') {
+                n++;
+            }
+        }
         return n;
     }
 
@@ -81,9 +89,11 @@ class PolicyFuzzTest {
             int kind = rnd.nextInt(6);
             int at = b.length == 0 ? 0 : rnd.nextInt(b.length);
             switch (kind) {
-                case 0 -> b = java.util.Arrays.copyOf(b, at); // truncate
+                case 0 -> b = Arrays.copyOf(b, at); // truncate
                 case 1 -> { // flip a byte
-                    if (b.length > 0) b[at] = (byte) rnd.nextInt(256);
+                    if (b.length > 0) {
+                        b[at] = (byte) rnd.nextInt(256);
+                    }
                 }
                 case 2 -> { // delete a range
                     int len = Math.min(b.length - at, 1 + rnd.nextInt(16));
@@ -93,7 +103,7 @@ class PolicyFuzzTest {
                     b = n;
                 }
                 case 3, 4 -> { // insert a snippet
-                    byte[] s = SNIPPETS[rnd.nextInt(SNIPPETS.length)].getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                    byte[] s = SNIPPETS[rnd.nextInt(SNIPPETS.length)].getBytes(StandardCharsets.UTF_8);
                     byte[] n = new byte[b.length + s.length];
                     System.arraycopy(b, 0, n, 0, at);
                     System.arraycopy(s, 0, n, at, s.length);

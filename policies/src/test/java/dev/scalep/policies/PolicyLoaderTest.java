@@ -10,13 +10,20 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
-import static org.junit.jupiter.api.Assertions.*;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 @Timeout(20)
 class PolicyLoaderTest {
@@ -203,14 +210,16 @@ class PolicyLoaderTest {
         StringBuilder sb = new StringBuilder("a0: &a0 [x, x, x, x, x, x, x, x, x]\n");
         for (int i = 1; i < 30; i++) {
             sb.append("a").append(i).append(": &a").append(i).append(" [");
-            for (int j = 0; j < 9; j++) sb.append(j == 0 ? "" : ", ").append("*a").append(i - 1);
+            for (int j = 0; j < 9; j++) {
+                sb.append(j == 0 ? "" : ", ").append("*a").append(i - 1);
+            }
             sb.append("]\n");
         }
         sb.append("classes:\n  a: {}\n");
         // bounded work, not time: the bomb expands to 9^30 nodes; the loader stops within the text's own events
         int[] events = new int[1];
         PolicyException e = assertThrows(PolicyException.class,
-                () -> PolicyLoader.parse("t.yaml", sb.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8), events));
+                () -> PolicyLoader.parse("t.yaml", sb.toString().getBytes(StandardCharsets.UTF_8), events));
         assertTrue(events[0] > 0 && events[0] <= sb.length(), "events read: " + events[0] + " for " + sb.length() + " bytes");
         assertTrue(e.getMessage().contains("too many aliases"), e.getMessage());
         assertTrue(e.errors().get(0).where().line() >= 2, e.getMessage());
@@ -255,7 +264,7 @@ class PolicyLoaderTest {
     @Test
     void sizeLimit() {
         byte[] big = new byte[PolicyLoader.MAX_BYTES + 1];
-        java.util.Arrays.fill(big, (byte) '#');
+        Arrays.fill(big, (byte) '#');
         oneError(fails(big), 1, 1, "larger than");
     }
 

@@ -18,6 +18,8 @@ abstract class AbstractSendPath implements SendPath {
     protected final QueuePair qp;
     protected final int depth;
     protected final int maxBatch;
+    /** Owner indexes whose retirements and refusals are counted ({@link WrIds#owner}). */
+    protected final int owners;
     protected final SendCredits credits;
     protected final SendWorkRequests list;
     private final PostFailureHandler onFailure;
@@ -36,6 +38,7 @@ abstract class AbstractSendPath implements SendPath {
         if (owners < 1 || owners > WrIds.MAX_OWNERS) {
             throw new IllegalArgumentException("owners must be in 1.." + WrIds.MAX_OWNERS + ": " + owners);
         }
+        this.owners = owners;
         this.credits = new SendCredits(depth, owners, qp.pd().context().capabilities().inOrder());
         this.list = new SendWorkRequests(this.maxBatch, 1);
         this.onFailure = onFailure == null ? (id, errno) -> { } : onFailure;
@@ -76,6 +79,16 @@ abstract class AbstractSendPath implements SendPath {
     }
 
     @Override
+    public final long rejected(int owner) {
+        return credits.rejected(owner);
+    }
+
+    @Override
+    public final int firstRejectErrno(int owner) {
+        return credits.firstRejectErrno(owner);
+    }
+
+    @Override
     public final void peer(int index, AddressHandle ah, int remoteQpn, int remoteQkey) {
         peerAh[index] = ah.handle();
         peerQpn[index] = remoteQpn;
@@ -94,31 +107,14 @@ abstract class AbstractSendPath implements SendPath {
         if (op.isRdma()) {
             list.rdma(i, remoteAddr, rkey);
             if (connectionless) {
-                srdByHandle(i, peer);
+                list.srdDestination(i, peerAh[peer], peerQpn[peer], peerQkey[peer]);
             }
         } else if (connectionless) {
-            // SendWorkRequests.ud() wants the object; write the same union through the handle table.
-            udByHandle(i, peer);
+            list.ud(i, peerAh[peer], peerQpn[peer], peerQkey[peer]);
         }
         if (op.hasImmediate()) {
             list.imm(i, imm);
         }
-    }
-
-    private void udByHandle(int i, int peer) {
-        long base = dev.scalep.verbs.ffm.Structs.IBV_SEND_WR.byteSize() * i;
-        var seg = list.segment();
-        seg.set(java.lang.foreign.ValueLayout.JAVA_LONG, base + dev.scalep.verbs.ffm.Structs.SEND_UD_AH, peerAh[peer]);
-        seg.set(java.lang.foreign.ValueLayout.JAVA_INT, base + dev.scalep.verbs.ffm.Structs.SEND_UD_REMOTE_QPN, peerQpn[peer]);
-        seg.set(java.lang.foreign.ValueLayout.JAVA_INT, base + dev.scalep.verbs.ffm.Structs.SEND_UD_REMOTE_QKEY, peerQkey[peer]);
-    }
-
-    private void srdByHandle(int i, int peer) {
-        long base = dev.scalep.verbs.ffm.Structs.IBV_SEND_WR.byteSize() * i;
-        var seg = list.segment();
-        seg.set(java.lang.foreign.ValueLayout.JAVA_LONG, base + dev.scalep.verbs.ffm.Structs.SEND_SCALEP_SRD_AH, peerAh[peer]);
-        seg.set(java.lang.foreign.ValueLayout.JAVA_INT, base + dev.scalep.verbs.ffm.Structs.SEND_SCALEP_SRD_QPN, peerQpn[peer]);
-        seg.set(java.lang.foreign.ValueLayout.JAVA_INT, base + dev.scalep.verbs.ffm.Structs.SEND_SCALEP_SRD_QKEY, peerQkey[peer]);
     }
 
     /**
@@ -141,7 +137,7 @@ abstract class AbstractSendPath implements SendPath {
             long firstSeq = c.nextSequence() - n;
             for (int i = bad; i < n; i++) {
                 long id = c.rewrite() ? c.userId(firstSeq + i) : list.wrId(i);
-                c.reject(1);
+                c.reject(id, rc);
                 onFailure.rejected(id, rc);
             }
             c.unsequence(n - bad);
@@ -161,16 +157,57 @@ abstract class AbstractSendPath implements SendPath {
         return credits.idOf(completedWrId);
     }
 
-    /** {@link #batchCheck}: the batch may go ahead (take credits next). */
-    protected static final int ADMIT = Integer.MIN_VALUE;
-
-    /** EINVAL for a batch above {@link #maxBatch}, 0 for an empty one (nothing to do), else {@link #ADMIT}. */
-    protected final int batchCheck(int n) {
-        return n > maxBatch ? Errno.EINVAL : n == 0 ? 0 : ADMIT;
+    /**
+     * Admission, the same on every path: EINVAL for a batch above {@link #maxBatch}, 0 for an empty
+     * one, back-pressure ({@link #noCredits()}) without a credit per request; then
+     * {@link #postAdmitted} with the credits held.
+     */
+    @Override
+    public final int post(SendBatch b) {
+        int n = b.count();
+        if (n > maxBatch) {
+            return Errno.EINVAL;
+        }
+        if (n == 0) {
+            return 0;
+        }
+        if (!credits.tryTake(n)) {
+            return noCredits();
+        }
+        return postAdmitted(b, n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     }
 
-    /** Append the first {@code n} requests of {@code b} to {@link #list}. Holder of the right to post only. */
-    protected final void appendAll(SendBatch b, int n) {
+    @Override
+    public final int post(long wrId, Opcode op, int flags, long localAddr, int length, int lkey,
+                          long remoteAddr, int rkey, int imm, int peer) {
+        if (!credits.tryTake(1)) {
+            return noCredits();
+        }
+        return postAdmitted(null, 1, wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+    }
+
+    /**
+     * Post {@code n} admitted requests (their credits are held): those of {@code b}, or when
+     * {@code b} is null the one given in the remaining arguments. Same result as {@link #post}.
+     */
+    protected abstract int postAdmitted(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr,
+                                        int length, int lkey, long remoteAddr, int rkey, int imm, int peer);
+
+    /** What a post without credits returns ({@link #EAGAIN}); a path may first help the holder. */
+    protected int noCredits() {
+        return EAGAIN;
+    }
+
+    /**
+     * Append admitted requests to {@link #list} (as {@link #postAdmitted} receives them). Holder of the
+     * right to post only.
+     */
+    protected final void appendOwn(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length,
+                                   int lkey, long remoteAddr, int rkey, int imm, int peer) {
+        if (b == null) {
+            append(wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+            return;
+        }
         for (int i = 0; i < n; i++) {
             append(b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i],
                     b.remoteAddr[i], b.rkey[i], b.imm[i], b.peer[i]);

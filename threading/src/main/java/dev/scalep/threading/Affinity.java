@@ -9,6 +9,7 @@ import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 
 /**
  * Binds the calling thread to one CPU with {@code sched_setaffinity(2)} through the FFM linker.
@@ -125,13 +126,13 @@ public final class Affinity {
                     tmp[n++] = c;
                 }
             }
-            return java.util.Arrays.copyOf(tmp, n);
+            return Arrays.copyOf(tmp, n);
         } catch (Throwable t) {
             return new int[0];
         }
     }
 
     private static String allowedDescription(Arena arena) {
-        return java.util.Arrays.toString(allowed(arena));
+        return Arrays.toString(allowed(arena));
     }
 }

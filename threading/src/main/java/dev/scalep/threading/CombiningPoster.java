@@ -1,44 +1,55 @@
 package dev.scalep.threading;
 
-import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
+import org.jctools.queues.MessagePassingQueue;
+import org.jctools.queues.MpscArrayQueue;
+import org.jctools.queues.SpmcArrayQueue;
+import org.jctools.util.PaddedAtomicLong;
 
-import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
  * A lock-free send path for a QP shared by several threads, where contention becomes batching:
- * a thread takes credits for its requests (one CAS on the free depth), appends them to an MPSC ring
- * of primitive slots and then tries to become the combiner (CAS on a flag). The combiner drains
- * everything queued into one postlist and rings one doorbell (one {@link QueuePair#postSend}), and
- * repeats until the ring is empty; a thread that loses the flag returns at once, because the
- * holder looks at the ring again after releasing the flag and so cannot miss its requests.
+ * a thread takes credits for its requests (one CAS on the free depth), copies them into a pooled
+ * record ({@link SendBatch}, from a JCTools {@link SpmcArrayQueue}) and offers it to a JCTools
+ * {@link MpscArrayQueue}, then tries to become the combiner (CAS on a padded flag). The combiner
+ * drains what is queued ({@link MessagePassingQueue#drain}) into postlists, one doorbell
+ * ({@link QueuePair#postSend}) per list, and gives the records back to the pool; a thread that
+ * loses the flag returns at once, because the holder looks at the queue again after releasing
+ * the flag and so cannot miss its requests. Records hold up to {@value #RECORD_CAPACITY}
+ * requests (a larger batch takes several, in order); the pool has one per credit, so a thread
+ * holding credits always finds one, and the data path allocates nothing.
  *
- * <p>Thread-safe. The ring holds at least {@link #depth()} slots and a request needs a credit
- * before it enters it, so the ring never overflows; requests enter the send queue in ring order.
- * {@link #post} returns 0 when the requests were accepted, even if another thread posts them;
- * the provider refusing one later is reported to the {@link PostFailureHandler}.
+ * <p>Progress guarantee: lock-free, and no caller waits for another. A {@code post} call posts its
+ * own requests (or queues them behind a record another thread is still offering) and, as
+ * combiner, at most {@link #drainLimit()} records of other threads in all, then returns. Records it
+ * leaves queued are posted by the next {@code post}, {@link #postQueued()} or credit-starved call
+ * on this path from any thread; the endpoint layer calls {@link #postQueued()} whenever it polls.
+ * A thread descheduled while holding the flag delays the queued requests (never another thread's
+ * call): the others keep queueing until the credits run out and then get {@link #EAGAIN}.
+ *
+ * <p>Thread-safe. Requests enter the send queue in queue order and each thread's in its own order.
+ * {@link #post} returns 0 when the requests were accepted, even if another thread posts them; the
+ * provider refusing one later is reported to the {@link PostFailureHandler} and counted to its
+ * owner ({@link #rejected(int)}); {@code post} returns an errno only for its caller's own.
  */
 public final class CombiningPoster extends AbstractSendPath {
-    private static final VarHandle FLAG;
+    /** Requests per pooled record. */
+    static final int RECORD_CAPACITY = 16;
+    private static final IdleStrategy YIELD = YieldingIdleStrategy.INSTANCE;
 
-    static {
-        try {
-            FLAG = MethodHandles.lookup().findVarHandle(CombiningPoster.class, "combining", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    private final SendSlotRing ring;
+    private final MpscArrayQueue<SendBatch> queue;
+    private final SpmcArrayQueue<SendBatch> pool;
+    private final int drainLimit;
+    private final PaddedAtomicLong combining = new PaddedAtomicLong();
     private final PaddedAtomicLong doorbells = new PaddedAtomicLong();
     private final PaddedAtomicLong combined = new PaddedAtomicLong();
     private final PaddedAtomicLong yields = new PaddedAtomicLong();
-    @SuppressWarnings("unused") // padding: keep the flag off the ring's and the counters' lines
-    private long q00, q01, q02, q03, q04, q05, q06, q07;
-    private volatile int combining;
-    @SuppressWarnings("unused")
-    private long q10, q11, q12, q13, q14, q15, q16, q17;
+    private final MessagePassingQueue.Consumer<SendBatch> drainer = this::onRecord;
+    // Combiner-only state (the flag's CAS orders it between holders).
+    private int drainRc;
 
     /**
      * @param maxBatch most requests per doorbell (capped at the queue depth)
@@ -47,119 +58,110 @@ public final class CombiningPoster extends AbstractSendPath {
      */
     public CombiningPoster(QueuePair qp, int maxBatch, int owners, int peers, PostFailureHandler onFailure) {
         super(qp, maxBatch, owners, peers, onFailure);
-        this.ring = new SendSlotRing(depth);
+        this.queue = new MpscArrayQueue<>(depth);
+        this.pool = new SpmcArrayQueue<>(depth);
+        int perRecord = Math.min(RECORD_CAPACITY, this.maxBatch);
+        for (int i = 0; i < depth; i++) {
+            pool.offer(new SendBatch(perRecord));
+        }
+        this.drainLimit = depth;
     }
 
     @Override
-    public int post(SendBatch b) {
-        int n = b.count();
-        int check = batchCheck(n);
-        if (check != ADMIT) {
-            return check;
-        }
-        if (!credits.tryTake(n)) {
-            return full();
-        }
-        if (FLAG.compareAndSet(this, 0, 1)) {
+    protected int postAdmitted(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length,
+                               int lkey, long remoteAddr, int rkey, int imm, int peer) {
+        int mine = WrIds.owner(b != null ? b.wrId[0] : wrId);
+        long refusedBefore = mine < owners ? credits.rejected(mine) : 0;
+        if (combining.compareAndSet(0, 1)) {
             // Uncontended (or the holder just left): post directly, behind whatever was queued.
-            int rc;
             try {
-                rc = drainRing(n);
-                if (ring.drained()) {
-                    appendAll(b, n);
+                drainRc = 0;
+                drain(drainLimit, n);
+                if (queue.isEmpty()) {
+                    appendOwn(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
                 } else {
-                    // A slot ahead is still being written (perhaps behind requests of ours): queue
-                    // behind it, so each thread's requests keep their order.
-                    enqueue(b, n);
-                    int r = drainRing(0);
-                    if (r != 0 && rc == 0) {
-                        rc = r;
-                    }
+                    // A record ahead is still being offered (perhaps one of ours): queue behind it,
+                    // so each thread's requests keep their order.
+                    enqueue(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+                    drain(drainLimit, 0);
                 }
-                int r = doorbell();
-                if (r != 0) {
-                    rc = r;
-                }
+                doorbell();
             } finally {
                 release();
             }
-            int late = combine();
-            return rc != 0 ? rc : late;
+        } else {
+            enqueue(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+            // Publish before the flag is read again: the Dekker pairing with a combiner that releases
+            // the flag and then re-reads the queue (see combine()).
+            VarHandle.fullFence();
         }
-        enqueue(b, n);
-        VarHandle.fullFence(); // publishes before the flag is read again (see SendSlotRing.put)
-        return combine();
+        combine();
+        // Only a refusal of this caller's own requests is its error; others' go to their owners.
+        return mine < owners && credits.rejected(mine) != refusedBefore ? credits.lastRejectErrno(mine) : 0;
     }
 
-    /** Copy the batch into the ring: one atomic claim for all of it (the caller holds n credits). */
-    private void enqueue(SendBatch b, int n) {
-        long p = ring.claim(n);
-        for (int i = 0; i < n; i++) {
-            ring.put(p + i, b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i],
-                    b.remoteAddr[i], b.rkey[i], b.imm[i], b.peer[i]);
-        }
+    private static int firstError(int a, int b) {
+        return a != 0 ? a : b;
     }
 
-    @Override
-    public int post(long wrId, Opcode op, int flags, long localAddr, int length, int lkey,
-                    long remoteAddr, int rkey, int imm, int peer) {
-        if (!credits.tryTake(1)) {
-            return full();
+    /** Copy the requests into pooled records and queue them, in order (the caller holds n credits). */
+    private void enqueue(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length, int lkey,
+                         long remoteAddr, int rkey, int imm, int peer) {
+        if (b == null) {
+            SendBatch r = record();
+            r.put(wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+            offer(r);
+            return;
         }
-        if (FLAG.compareAndSet(this, 0, 1)) {
-            int rc;
-            try {
-                rc = drainRing(1);
-                if (ring.drained()) {
-                    append(wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
-                } else {
-                    ring.put(ring.claim(1), wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
-                    int r = drainRing(0);
-                    if (r != 0 && rc == 0) {
-                        rc = r;
-                    }
-                }
-                int r = doorbell();
-                if (r != 0) {
-                    rc = r;
-                }
-            } finally {
-                release();
+        for (int i = 0; i < n; ) {
+            SendBatch r = record();
+            for (int k = r.capacity(); k > 0 && i < n; k--, i++) {
+                r.put(b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i], b.remoteAddr[i],
+                        b.rkey[i], b.imm[i], b.peer[i]);
             }
-            int late = combine();
-            return rc != 0 ? rc : late;
+            offer(r);
         }
-        ring.put(ring.claim(1), wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
-        VarHandle.fullFence();
-        return combine();
+    }
+
+    /** A free record: there is one per credit and the caller holds a credit for each record it fills. */
+    private SendBatch record() {
+        SendBatch r = pool.poll();
+        if (r == null) {
+            throw new IllegalStateException("combining record pool empty with credits held (sizing bug)");
+        }
+        return r;
+    }
+
+    private void offer(SendBatch r) {
+        if (!queue.offer(r)) {
+            throw new IllegalStateException("combining queue full with credits held (sizing bug)");
+        }
     }
 
     /**
-     * Combiner only: move every published request into postlists, ringing the doorbell each time
-     * the list is full, and leave room for {@code reserve} more in the list (not yet posted).
-     * Returns the first provider error met, or 0.
+     * Combiner only: move up to {@code limit} queued records into postlists, ringing the doorbell
+     * each time the list is full, and leave room for {@code reserve} more requests in the list (not
+     * yet posted). Provider errors go to {@link #drainRc}. Returns the records drained.
      */
-    private int drainRing(int reserve) {
-        int rc = 0;
-        int b;
-        while ((b = ring.readyBase()) >= 0) {
-            if (list.count() == maxBatch) {
-                int r = doorbell();
-                if (r != 0 && rc == 0) {
-                    rc = r;
-                }
-            }
-            append(ring.wrId(b), ring.opcode(b), ring.flags(b), ring.localAddr(b), ring.length(b),
-                    ring.lkey(b), ring.remoteAddr(b), ring.rkey(b), ring.imm(b), ring.peer(b));
-            ring.consume(b);
-        }
+    private int drain(int limit, int reserve) {
+        int got = limit > 0 ? queue.drain(drainer, limit) : 0;
         if (list.count() + reserve > maxBatch) {
-            int r = doorbell();
-            if (r != 0 && rc == 0) {
-                rc = r;
-            }
+            drainRc = firstError(drainRc, doorbell());
         }
-        return rc;
+        return got;
+    }
+
+    private void onRecord(SendBatch r) {
+        int n = r.count();
+        for (int i = 0; i < n; i++) {
+            if (list.count() == maxBatch) {
+                drainRc = firstError(drainRc, doorbell());
+            }
+            append(r.wrId[i], r.opcode[i], r.flags[i], r.localAddr[i], r.length[i], r.lkey[i], r.remoteAddr[i],
+                    r.rkey[i], r.imm[i], r.peer[i]);
+        }
+        r.clear();
+        pool.offer(r); // single producer: the combiner role is handed over by CAS
     }
 
     /** Combiner only: post the list with one doorbell and count it (single writer: plain increments). */
@@ -169,50 +171,70 @@ public final class CombiningPoster extends AbstractSendPath {
             return 0;
         }
         int r = postList();
-        doorbells.setRelease(doorbells.getPlain() + 1);
-        combined.setRelease(combined.getPlain() + n);
+        doorbells.soVal(doorbells.lpVal() + 1);
+        combined.soVal(combined.lpVal() + n);
         return r;
     }
 
     private void release() {
-        ring.publishHead();
-        // Volatile store, then the volatile re-read of the ring by the caller (combine()).
-        FLAG.setVolatile(this, 0);
+        // Volatile store, then the volatile re-read of the queue by the caller (combine()).
+        combining.set(0);
     }
 
     /**
-     * No credits. When requests are queued and their combiner is still at work (or was preempted
-     * holding the role), yield the processor once so it can finish: the credits come back only
-     * after it posts. Then report back-pressure; never waits for the role.
+     * No credits. Queued requests nobody is posting (a combiner that stopped at its drain limit)
+     * are posted now; when a combiner is at work (or was preempted holding the flag), yield once so
+     * it can finish: the credits come back only after it posts. Then report back-pressure.
      */
-    private int full() {
-        if ((int) FLAG.getVolatile(this) != 0 && ring.hasReady()) {
-            yields.setRelease(yields.getPlain() + 1); // racy count; statistics only
-            Thread.yield();
+    @Override
+    protected int noCredits() {
+        if (!queue.isEmpty()) {
+            if (combining.lvVal() == 0) {
+                combine();
+            } else {
+                yields.soVal(yields.lpVal() + 1); // racy count; statistics only
+                YIELD.idle();
+            }
         }
         return EAGAIN;
     }
 
-    /** Drain and post until the ring is empty or another thread holds the combiner role; never waits. */
+    @Override
+    public int postQueued() {
+        return queue.isEmpty() ? 0 : combine();
+    }
+
+    /**
+     * Drain and post until the queue is empty, another thread holds the flag, a pass drains
+     * nothing (the head record is still being offered: its producer combines after it publishes),
+     * or {@link #drainLimit()} records are drained; never waits. Returns the first provider error, or 0.
+     */
     private int combine() {
         int rc = 0;
-        while (ring.hasReady()) {
-            if (!FLAG.compareAndSet(this, 0, 1)) {
-                return rc; // the holder re-checks the ring after releasing (see class comment)
+        int left = drainLimit;
+        while (left > 0 && !queue.isEmpty()) {
+            if (!combining.compareAndSet(0, 1)) {
+                return rc; // the holder re-checks the queue after releasing (see class comment)
             }
+            int got;
             try {
-                int r = drainRing(0);
-                int r2 = doorbell();
-                if (r != 0) {
-                    rc = r;
-                } else if (r2 != 0) {
-                    rc = r2;
-                }
+                drainRc = 0;
+                got = drain(left, 0);
+                left -= got;
+                rc = firstError(rc, firstError(drainRc, doorbell()));
             } finally {
                 release();
             }
+            if (got == 0) {
+                return rc;
+            }
         }
         return rc;
+    }
+
+    /** Records (of up to {@value #RECORD_CAPACITY} requests) one combiner posts for other threads before it returns. */
+    public int drainLimit() {
+        return drainLimit;
     }
 
     /** Postlists this poster rang (one doorbell each). */
@@ -225,8 +247,8 @@ public final class CombiningPoster extends AbstractSendPath {
         return combined.get();
     }
 
-    /** Requests accepted and not yet posted (an estimate). */
+    /** Records of accepted requests not yet posted (a snapshot). */
     public long queued() {
-        return ring.size();
+        return queue.size();
     }
 }

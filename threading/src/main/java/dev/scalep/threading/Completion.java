@@ -21,6 +21,28 @@ public final class Completion {
     int qpNum;
     int flags;
 
+    /** Set every field (the router and the rings fill pooled records with it). */
+    void set(long wrId, int status, int opcode, int byteLen, int imm, int qpNum, int flags) {
+        this.wrId = wrId;
+        this.status = status;
+        this.opcode = opcode;
+        this.byteLen = byteLen;
+        this.imm = imm;
+        this.qpNum = qpNum;
+        this.flags = flags;
+    }
+
+    /** Copy every field of {@code c} into this record. */
+    void copyFrom(Completion c) {
+        wrId = c.wrId;
+        status = c.status;
+        opcode = c.opcode;
+        byteLen = c.byteLen;
+        imm = c.imm;
+        qpNum = c.qpNum;
+        flags = c.flags;
+    }
+
     public long wrId() {
         return wrId;
     }

@@ -4,9 +4,10 @@ import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WorkCompletions;
 import org.agrona.collections.Int2ObjectHashMap;
-
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.jctools.queues.SpscArrayQueue;
+import org.jctools.util.PaddedAtomicLong;
 
 /**
  * Demultiplexes one CQ, possibly shared by several threads' QPs, into one single-producer ring per
@@ -15,24 +16,17 @@ import java.lang.invoke.VarHandle;
  * share, to the owner named in the id ({@link WrIds#owner}). Send completions of a QP registered
  * with a {@link SendPath} are first retired through it, which returns their credits (unsignaled
  * requests included) and restores the staged id. Every completion reaches exactly one owner ring,
- * once; nothing is dropped: a record that does not fit waits in the router until its owner makes
- * room (size owner rings for the signaled send and receive completions one owner can have
- * outstanding, and this never happens).
+ * once; nothing is dropped. A completion whose owner's ring is full is held for that owner (in its
+ * order) and routing goes on for everyone else, so one owner that stops polling does not stop the
+ * others; the held records are a pool of one ring's capacity shared by all owners, and only when
+ * it is exhausted does routing wait for the slow owners (size owner rings for the signaled send and
+ * receive completions one owner can have outstanding, and neither happens). Rings and holding
+ * queues are JCTools SPSC queues of pooled records.
  *
  * <p>Thread-safety: {@link #progress()} and {@link #route} any thread; {@link #poll(int, Completion)}
  * only the owner's thread (one consumer per ring). The data path does not allocate or box.
  */
 public final class CompletionRouter implements AutoCloseable {
-    private static final VarHandle ROLE;
-
-    static {
-        try {
-            ROLE = MethodHandles.lookup().findVarHandle(CompletionRouter.class, "role", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     /** Where the completions of one QP go. */
     private static final class Route {
         final int owner;
@@ -45,27 +39,29 @@ public final class CompletionRouter implements AutoCloseable {
     }
 
     private final CompletionQueue cq;
-    private final CompletionRing[] rings;
+    private final SpscCompletionRing[] rings;
     private final Int2ObjectHashMap<Route> routes = new Int2ObjectHashMap<>();
     private final WorkCompletions batch;
     private final PaddedAtomicLong routed = new PaddedAtomicLong();
     private final PaddedAtomicLong unrouted = new PaddedAtomicLong();
-    @SuppressWarnings("unused")
-    private long q00, q01, q02, q03, q04, q05, q06, q07;
-    private volatile int role;
-    @SuppressWarnings("unused")
-    private long q10, q11, q12, q13, q14, q15, q16, q17;
+    /** The poll role: 1 while a thread polls the CQ or changes the routing table. */
+    private final PaddedAtomicLong role = new PaddedAtomicLong();
     // Poll-role state (the CAS on role orders it between holders).
     private int batchNext;
     private int batchCount;
-    private boolean pending;
-    private int pendingOwner;
-    private long pWrId;
-    /** The send path the pending completion retires through once delivered (null for receives), and its provider id. */
-    private SendPath pPath;
-    private long pProviderWrId;
-    private int pStatus, pOpcode, pLen, pImm, pQp, pFlags;
+    /** Completions held for owners whose ring was full, in each owner's order; records come from {@link #spare}. */
+    private final SpscArrayQueue<Held>[] backlog;
+    private final SpscArrayQueue<Held> spare;
+    private int held;
     private int lastError;
+
+    /** A completion routed to an owner whose ring was full, with what its delivery must retire. */
+    private static final class Held {
+        final Completion c = new Completion();
+        /** The send path it retires through once delivered (null for receives), and its provider id. */
+        SendPath path;
+        long providerWrId;
+    }
 
     /**
      * @param owners       number of owner rings
@@ -77,11 +73,22 @@ public final class CompletionRouter implements AutoCloseable {
             throw new IllegalArgumentException("owners must be in 1.." + WrIds.MAX_OWNERS + ": " + owners);
         }
         this.cq = cq;
-        this.rings = new CompletionRing[owners];
+        this.rings = new SpscCompletionRing[owners];
         for (int i = 0; i < owners; i++) {
-            rings[i] = new CompletionRing(ringCapacity);
+            rings[i] = new SpscCompletionRing(ringCapacity);
         }
         this.batch = new WorkCompletions(Math.max(1, pollBatch));
+        int spares = rings[0].capacity();
+        this.spare = new SpscArrayQueue<>(spares);
+        for (int i = 0; i < spares; i++) {
+            spare.offer(new Held());
+        }
+        @SuppressWarnings("unchecked")
+        SpscArrayQueue<Held>[] b = new SpscArrayQueue[owners];
+        for (int i = 0; i < owners; i++) {
+            b[i] = new SpscArrayQueue<>(spares);
+        }
+        this.backlog = b;
     }
 
     public CompletionQueue cq() {
@@ -105,7 +112,7 @@ public final class CompletionRouter implements AutoCloseable {
         try {
             routes.put(qpNum, new Route(owner, path));
         } finally {
-            ROLE.setVolatile(this, 0);
+            role.set(0);
         }
     }
 
@@ -115,13 +122,15 @@ public final class CompletionRouter implements AutoCloseable {
         try {
             routes.remove(qpNum);
         } finally {
-            ROLE.setVolatile(this, 0);
+            role.set(0);
         }
     }
 
+    /** Control path: wait for the poll role (a poller holds it for one CQ batch at most). */
     private void acquireRole() {
-        while (!ROLE.compareAndSet(this, 0, 1)) {
-            Thread.onSpinWait();
+        IdleStrategy idle = new BackoffIdleStrategy();
+        while (!role.compareAndSet(0, 1)) {
+            idle.idle();
         }
     }
 
@@ -131,29 +140,18 @@ public final class CompletionRouter implements AutoCloseable {
      * errno (overrun). Never blocks.
      */
     public int progress() {
-        if (!ROLE.compareAndSet(this, 0, 1)) {
+        if (!role.compareAndSet(0, 1)) {
             return 0;
         }
         try {
             return progressHeld();
         } finally {
-            ROLE.setVolatile(this, 0);
+            role.set(0);
         }
     }
 
     private int progressHeld() {
-        int n = 0;
-        if (pending) {
-            if (!rings[pendingOwner].offer(pWrId, pStatus, pOpcode, pLen, pImm, pQp, pFlags)) {
-                return 0;
-            }
-            pending = false;
-            if (pPath != null) {
-                pPath.retire(pProviderWrId);
-                pPath = null;
-            }
-            n++;
-        }
+        int n = held > 0 ? deliverHeld() : 0;
         if (batchNext == batchCount) {
             int got = cq.poll(batch, batch.capacity());
             if (got < 0) {
@@ -164,10 +162,11 @@ public final class CompletionRouter implements AutoCloseable {
             batchCount = got;
         }
         while (batchNext < batchCount) {
-            int i = batchNext++;
+            int i = batchNext;
             int qpn = batch.qpNum(i);
             Route r = routes.get(qpn);
             if (r == null) {
+                batchNext++;
                 unrouted.getAndAdd(1);
                 continue;
             }
@@ -175,10 +174,11 @@ public final class CompletionRouter implements AutoCloseable {
             boolean recv = WrIds.isRecv(providerWrId);
             SendPath retireVia = recv ? null : r.path;
             // Deliver first, retire after: an owner that sees its requests retired (retired(owner)) then
-            // finds every completion of theirs already in its ring.
+            // finds every completion of theirs already in its ring (unless its ring was full: held).
             long wrId = retireVia != null ? retireVia.idOf(providerWrId) : providerWrId;
             int owner = r.owner >= 0 ? r.owner : WrIds.owner(wrId);
             if (owner >= rings.length) {
+                batchNext++;
                 if (retireVia != null) {
                     retireVia.retire(providerWrId);
                 }
@@ -191,29 +191,60 @@ public final class CompletionRouter implements AutoCloseable {
             int len = status == 0 ? batch.byteLen(i) : 0;
             int imm = (flags & Completion.WITH_IMM) != 0 ? batch.imm(i) : 0;
             long user = WrIds.user(wrId);
-            if (!rings[owner].offer(user, status, opcode, len, imm, qpn, flags)) {
-                pending = true;
-                pendingOwner = owner;
-                pWrId = user;
-                pStatus = status;
-                pOpcode = opcode;
-                pLen = len;
-                pImm = imm;
-                pQp = qpn;
-                pFlags = flags;
-                pPath = retireVia;
-                pProviderWrId = providerWrId;
-                break;
+            SpscArrayQueue<Held> waiting = backlog[owner];
+            boolean behind = !waiting.isEmpty(); // keep the owner's order
+            if (!behind && rings[owner].offer(user, status, opcode, len, imm, qpn, flags)) {
+                if (retireVia != null) {
+                    retireVia.retire(providerWrId);
+                }
+                n++;
+            } else {
+                // The owner's ring is full: hold the completion for it and go on routing the others.
+                Held h = spare.relaxedPoll();
+                if (h == null) {
+                    break; // every spare record is held: wait for the slow owners (nothing dropped)
+                }
+                h.c.set(user, status, opcode, len, imm, qpn, flags);
+                h.path = retireVia;
+                h.providerWrId = providerWrId;
+                waiting.offer(h);
+                held++;
             }
-            if (retireVia != null) {
-                retireVia.retire(providerWrId);
-            }
-            n++;
+            batchNext++;
         }
         if (n > 0) {
-            routed.getAndAdd(n);
+            routed.soVal(routed.lpVal() + n);
         }
         return n;
+    }
+
+    /** Move held completions into their owners' rings while they fit; returns how many moved. */
+    private int deliverHeld() {
+        int n = 0;
+        for (int o = 0; o < backlog.length && held > 0; o++) {
+            SpscArrayQueue<Held> waiting = backlog[o];
+            Held h;
+            while ((h = waiting.relaxedPeek()) != null) {
+                Completion c = h.c;
+                if (!rings[o].offer(c.wrId, c.status, c.opcode, c.byteLen, c.imm, c.qpNum, c.flags)) {
+                    break;
+                }
+                waiting.relaxedPoll();
+                if (h.path != null) {
+                    h.path.retire(h.providerWrId);
+                    h.path = null;
+                }
+                spare.offer(h);
+                held--;
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Completions held for owners whose ring was full (poll-role holder's count; a snapshot). */
+    public int held() {
+        return held;
     }
 
     /** Owner {@code owner}'s thread: take its next completion into {@code out}; false when none. */
@@ -223,7 +254,7 @@ public final class CompletionRouter implements AutoCloseable {
 
     /** Owner's thread: its next completion, polling the CQ on its behalf when its ring is empty. */
     public boolean pollOrProgress(int owner, Completion out) {
-        CompletionRing ring = rings[owner];
+        SpscCompletionRing ring = rings[owner];
         if (ring.poll(out)) {
             return true;
         }
@@ -232,7 +263,7 @@ public final class CompletionRouter implements AutoCloseable {
     }
 
     /** The ring of one owner (its size is a snapshot any thread may read). */
-    public CompletionRing ring(int owner) {
+    public SpscCompletionRing ring(int owner) {
         return rings[owner];
     }
 

@@ -1,6 +1,5 @@
 package dev.scalep.threading;
 
-import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
 
 /**
@@ -16,33 +15,11 @@ public final class LockedPoster extends AbstractSendPath {
     }
 
     @Override
-    public int post(SendBatch b) {
-        int n = b.count();
-        int check = batchCheck(n);
-        if (check != ADMIT) {
-            return check;
-        }
-        if (!credits.tryTake(n)) {
-            return EAGAIN;
-        }
+    protected int postAdmitted(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length,
+                               int lkey, long remoteAddr, int rkey, int imm, int peer) {
         lock.lock();
         try {
-            appendAll(b, n);
-            return postList();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public int post(long wrId, Opcode op, int flags, long localAddr, int length, int lkey,
-                    long remoteAddr, int rkey, int imm, int peer) {
-        if (!credits.tryTake(1)) {
-            return EAGAIN;
-        }
-        lock.lock();
-        try {
-            append(wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+            appendOwn(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
             return postList();
         } finally {
             lock.unlock();

@@ -65,8 +65,16 @@ public final class SendBatch {
         if (i == capacity) {
             return -1;
         }
+        put(wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+        return i;
+    }
+
+    /** {@link #add} with the opcode as its code; the caller has checked there is room. */
+    void put(long wrId, int opcode, int flags, long localAddr, int length, int lkey, long remoteAddr, int rkey, int imm,
+             int peer) {
+        int i = count;
         this.wrId[i] = wrId;
-        this.opcode[i] = op.code;
+        this.opcode[i] = opcode;
         this.flags[i] = flags;
         this.localAddr[i] = localAddr;
         this.length[i] = length;
@@ -76,7 +84,6 @@ public final class SendBatch {
         this.imm[i] = imm;
         this.peer[i] = peer;
         count = i + 1;
-        return i;
     }
 
     public long wrId(int i) {

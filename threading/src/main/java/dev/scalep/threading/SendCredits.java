@@ -1,5 +1,7 @@
 package dev.scalep.threading;
 
+import org.jctools.util.PaddedAtomicLong;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -23,8 +25,13 @@ public final class SendCredits {
 
     private final boolean rewrite;
     private final PaddedAtomicLong credits;
-    private final PaddedLongArray retiredBy;
+    /** Per-owner retirement counts, each on its own cache lines; single writer (the poll-role holder). */
+    private final PaddedAtomicLong[] retiredBy;
     private final PaddedAtomicLong rejected = new PaddedAtomicLong();
+    /** Per-owner refusals (any poster thread; atomic) and the errno of each owner's first and latest. */
+    private final PaddedAtomicLong[] rejectedBy;
+    private final int[] firstErrno;
+    private final int[] lastErrno;
     private final long[] userIds;
     private final int mask;
     /** Next send-queue sequence; written only by the thread that holds the right to post. */
@@ -39,7 +46,14 @@ public final class SendCredits {
     public SendCredits(int depth, int owners, boolean rewrite) {
         this.rewrite = rewrite;
         this.credits = new PaddedAtomicLong(depth);
-        this.retiredBy = new PaddedLongArray(owners);
+        this.retiredBy = new PaddedAtomicLong[owners];
+        this.rejectedBy = new PaddedAtomicLong[owners];
+        for (int i = 0; i < owners; i++) {
+            retiredBy[i] = new PaddedAtomicLong();
+            rejectedBy[i] = new PaddedAtomicLong();
+        }
+        this.firstErrno = new int[owners];
+        this.lastErrno = new int[owners];
         int cap = Integer.highestOneBit(Math.max(1, depth - 1)) << 1;
         this.userIds = new long[rewrite ? cap : 1];
         this.mask = cap - 1;
@@ -57,7 +71,15 @@ public final class SendCredits {
 
     /** Take {@code n} credits, all or nothing. */
     public boolean tryTake(long n) {
-        return credits.tryTake(n);
+        for (;;) {
+            long c = credits.get();
+            if (c < n) {
+                return false;
+            }
+            if (credits.compareAndSet(c, c - n)) {
+                return true;
+            }
+        }
     }
 
     /** Give back {@code n} credits taken for requests that were never accepted by the provider. */
@@ -65,9 +87,36 @@ public final class SendCredits {
         credits.getAndAdd(n);
     }
 
-    /** Count {@code n} requests refused by the provider. */
-    public void reject(long n) {
-        rejected.getAndAdd(n);
+    /**
+     * Count one request the provider refused ({@code errno}) to the owner in its caller's id
+     * {@code wrId}: the request is settled (never completes), so {@link #rejected(int)} tells its
+     * owner, whichever thread posted it. Called by the thread that holds the right to post.
+     */
+    public void reject(long wrId, int errno) {
+        rejected.getAndAdd(1);
+        int owner = WrIds.owner(wrId);
+        if (owner < rejectedBy.length) {
+            if (firstErrno[owner] == 0) {
+                firstErrno[owner] = errno;
+            }
+            lastErrno[owner] = errno;
+            rejectedBy[owner].getAndAdd(1); // publishes the errno fields to an acquiring reader
+        }
+    }
+
+    /** Requests of {@code owner} the provider refused so far (volatile read; any thread). */
+    public long rejected(int owner) {
+        return rejectedBy[owner].get();
+    }
+
+    /** The errno of {@code owner}'s first refused request, 0 if none (read after {@link #rejected(int)}). */
+    public int firstRejectErrno(int owner) {
+        return firstErrno[owner];
+    }
+
+    /** The errno of {@code owner}'s latest refused request, 0 if none (read after {@link #rejected(int)}). */
+    public int lastRejectErrno(int owner) {
+        return lastErrno[owner];
     }
 
     /** Requests refused by the provider so far. */
@@ -118,9 +167,7 @@ public final class SendCredits {
     public long retire(long completedWrId) {
         if (!rewrite) {
             int owner = WrIds.owner(completedWrId);
-            if (owner < retiredBy.length()) {
-                retiredBy.addOrdered(owner, 1);
-            }
+            countRetired(owner);
             credits.getAndAdd(1);
             return completedWrId;
         }
@@ -132,9 +179,7 @@ public final class SendCredits {
         }
         for (long k = r; k <= s; k++) {
             int owner = WrIds.owner((long) LONGS.getAcquire(userIds, (int) (k & mask)));
-            if (owner < retiredBy.length()) {
-                retiredBy.addOrdered(owner, 1);
-            }
+            countRetired(owner);
         }
         retiredSeq = s + 1;
         // Release the slots last: a credit lets a poster overwrite the table entries read above.
@@ -144,6 +189,14 @@ public final class SendCredits {
 
     /** Requests of {@code owner} retired so far (acquire read; any thread). */
     public long retired(int owner) {
-        return retiredBy.getAcquire(owner);
+        return retiredBy[owner].lvVal();
+    }
+
+    /** Single writer (poll-role holder): plain read, ordered store. */
+    private void countRetired(int owner) {
+        if (owner < retiredBy.length) {
+            PaddedAtomicLong r = retiredBy[owner];
+            r.soVal(r.lpVal() + 1);
+        }
     }
 }

@@ -33,15 +33,26 @@ public interface SendPath extends AutoCloseable {
     /**
      * Accept every request of {@code batch} or none: 0 when all were taken (posted now or handed to
      * whoever posts next), {@link #EAGAIN} when none were (no credits), EINVAL when the batch is
-     * larger than {@link #maxBatch()}, or the errno of this caller's own {@code ibv_post_send} when
-     * the provider refused part of the list; every refused request is also reported to the
-     * {@link PostFailureHandler} and its credit returned. The batch may be reused on return.
+     * larger than {@link #maxBatch()}, or the provider's errno when it refused requests of this
+     * caller's owner (the owner of the batch's first id) during this call. A refusal of another
+     * owner's request never comes back here: every refused request is reported to the
+     * {@link PostFailureHandler}, counted to its owner ({@link #rejected(int)}) and its credit
+     * returned. The batch may be reused on return.
      */
     int post(SendBatch batch);
 
     /** One request; same contract as {@link #post(SendBatch)}. */
     int post(long wrId, Opcode op, int flags, long localAddr, int length, int lkey,
              long remoteAddr, int rkey, int imm, int peer);
+
+    /**
+     * Post requests other threads handed to this path that nobody has posted yet (a combining path
+     * whose last combiner stopped at its drain limit); 0, or the provider's errno. Never waits. The
+     * endpoint layer calls it when it polls; paths that post at once have nothing to do.
+     */
+    default int postQueued() {
+        return 0;
+    }
 
     /**
      * Account a send completion polled from the CQ. Takes the {@code wr_id} the provider reported,
@@ -61,6 +72,16 @@ public interface SendPath extends AutoCloseable {
 
     /** Requests refused by the provider after being accepted (reported to the handler). */
     long rejected();
+
+    /**
+     * Requests of {@code owner} refused by the provider (any thread): settled, never completed, and
+     * counted here whichever thread's post carried them. An owner's outstanding requests are its
+     * accepted ones less {@link #retired(int)} and this.
+     */
+    long rejected(int owner);
+
+    /** The errno of {@code owner}'s first refused request, 0 if none. */
+    int firstRejectErrno(int owner);
 
     /** Address handle table entry {@code index} for connectionless QPs (control path). */
     void peer(int index, AddressHandle ah, int remoteQpn, int remoteQkey);

@@ -19,7 +19,9 @@ import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WorkCompletions;
 
 import java.lang.reflect.Proxy;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -43,6 +45,10 @@ final class FakeQp implements QueuePair {
     volatile long retiredUpTo;
     volatile int concurrentPosters;
     volatile boolean overlapSeen;
+    /** When not 0, every post is refused with this errno from its first request on (bad index 0). */
+    volatile int refuseWith;
+    /** When set, run at the start of every post (a test holds the poster inside postSend). */
+    volatile Runnable beforePost;
 
     FakeQp(int qpNum, int depth, FakeCq cq, int maxRecords) {
         this.qpNum = qpNum;
@@ -68,7 +74,15 @@ final class FakeQp implements QueuePair {
             }
         }
         try {
+            Runnable hook = beforePost;
+            if (hook != null) {
+                hook.run();
+            }
             int n = wrs.count();
+            if (refuseWith != 0) {
+                wrs.badIndex(0);
+                return refuseWith;
+            }
             long outstanding = sqPos - retiredUpTo;
             if (outstanding + n > depth) {
                 wrs.badIndex((int) Math.max(0, depth - outstanding));
@@ -181,7 +195,7 @@ final class FakeQp implements QueuePair {
     /** A CQ fed by {@link FakeQp}s; polling a CQE frees its QP's slots up to it (like a NIC's SQ tail). */
     static final class FakeCq implements CompletionQueue {
         final ConcurrentLinkedQueue<long[]> queue = new ConcurrentLinkedQueue<>();
-        final java.util.Map<Integer, FakeQp> qps = new java.util.concurrent.ConcurrentHashMap<>();
+        final Map<Integer, FakeQp> qps = new ConcurrentHashMap<>();
         final AtomicLong polled = new AtomicLong();
 
         @Override

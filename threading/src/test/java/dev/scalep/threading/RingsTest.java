@@ -3,6 +3,7 @@ package dev.scalep.threading;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -12,40 +13,35 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class RingsTest {
     @Test
-    @Timeout(10)
-    void sendSlotRingKeepsFieldsAndRefusesWhenFull() {
-        SendSlotRing r = new SendSlotRing(3);
-        assertEquals(4, r.capacity());
-        for (int i = 0; i < 4; i++) {
-            assertTrue(r.offer(i, 4, 2, 1000 + i, 8 + i, -1, 2000 + i, 0x7fff_0000 + i, -5 - i, i));
+    void completionRingHoldsItsCapacityAndReusesRecords() {
+        SpscCompletionRing ring = new SpscCompletionRing(3);
+        assertEquals(4, ring.capacity());
+        for (int round = 0; round < 3; round++) {
+            for (int i = 0; i < 4; i++) {
+                assertTrue(ring.offer(i, i + 1, 2, 8 + i, -5 - i, 42, Completion.RECV), "record " + i);
+            }
+            assertFalse(ring.offer(9, 0, 0, 0, 0, 0, 0), "full at capacity");
+            assertEquals(4, ring.size());
+            Completion c = new Completion();
+            for (int i = 0; i < 4; i++) {
+                assertTrue(ring.poll(c));
+                assertEquals(i, c.wrId());
+                assertEquals(i + 1, c.status());
+                assertEquals(2, c.opcode());
+                assertEquals(8 + i, c.byteLen());
+                assertEquals(-5 - i, c.imm());
+                assertEquals(42, c.qpNum());
+                assertTrue(c.isRecv());
+            }
+            assertFalse(ring.poll(c));
+            assertTrue(ring.isEmpty());
         }
-        assertFalse(r.offer(9, 0, 0, 0, 0, 0, 0, 0, 0, 0), "full");
-        for (int i = 0; i < 4; i++) {
-            int b = r.readyBase();
-            assertTrue(b >= 0);
-            assertEquals(i, r.wrId(b));
-            assertEquals(4, r.opcode(b));
-            assertEquals(2, r.flags(b));
-            assertEquals(1000 + i, r.localAddr(b));
-            assertEquals(8 + i, r.length(b));
-            assertEquals(-1, r.lkey(b));
-            assertEquals(2000 + i, r.remoteAddr(b));
-            assertEquals(0x7fff_0000 + i, r.rkey(b));
-            assertEquals(-5 - i, r.imm(b));
-            assertEquals(i, r.peer(b));
-            r.consume(b);
-        }
-        assertEquals(-1, r.readyBase());
-        r.publishHead();
-        assertFalse(r.hasReady());
-        assertTrue(r.offer(10, 0, 0, 0, 0, 0, 0, 0, 0, 0), "wraps");
-        assertTrue(r.hasReady());
     }
 
     @Test
     @Timeout(20)
     void completionRingSpscKeepsOrderAcrossThreads() throws Exception {
-        CompletionRing ring = new CompletionRing(64);
+        SpscCompletionRing ring = new SpscCompletionRing(64);
         long n = 3_000_000;
         AtomicReference<Throwable> err = new AtomicReference<>();
         Thread consumer = Thread.ofPlatform().start(() -> {
@@ -96,33 +92,29 @@ class RingsTest {
     }
 
     @Test
-    void paddedCounters() {
-        PaddedAtomicLong a = new PaddedAtomicLong(5);
-        assertTrue(a.tryTake(5));
-        assertFalse(a.tryTake(1));
-        assertEquals(3, a.addAndGet(3));
-        PaddedLongArray arr = new PaddedLongArray(3);
-        arr.addOrdered(2, 4);
-        arr.getAndAdd(0, 1);
-        assertEquals(4, arr.getAcquire(2));
-        assertEquals(1, arr.getVolatile(0));
-        assertEquals(0, arr.getPlain(1));
-    }
-
-    @Test
     void affinityNeverThrows() throws Exception {
         int[] allowed = Affinity.allowed();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread t = Thread.ofPlatform().start(() -> {
-            Affinity.Result ok = Affinity.pin(allowed.length > 0 ? allowed[0] : 0);
-            if (Affinity.available() && allowed.length > 0) {
-                assertTrue(ok.pinned() || ok.errno() == 1, ok.detail());
+            try {
+                pinAndCheck(allowed);
+            } catch (Throwable e) {
+                failure.set(e);
             }
-            Affinity.Result bad = Affinity.pin(1023);
-            assertFalse(bad.pinned() && allowed.length > 0 && java.util.Arrays.stream(allowed).noneMatch(c -> c == 1023));
-            assertTrue(bad.detail().length() > 0);
-            Affinity.Result neg = Affinity.pin(-1);
-            assertFalse(neg.pinned());
         });
         t.join();
+        assertNull(failure.get(), () -> "in the pinned thread: " + failure.get());
+    }
+
+    private static void pinAndCheck(int[] allowed) {
+        Affinity.Result ok = Affinity.pin(allowed.length > 0 ? allowed[0] : 0);
+        if (Affinity.available() && allowed.length > 0) {
+            assertTrue(ok.pinned() || ok.errno() == 1, ok.detail());
+        }
+        Affinity.Result bad = Affinity.pin(1023);
+        assertFalse(bad.pinned() && allowed.length > 0 && Arrays.stream(allowed).noneMatch(c -> c == 1023));
+        assertTrue(bad.detail().length() > 0);
+        Affinity.Result neg = Affinity.pin(-1);
+        assertFalse(neg.pinned());
     }
 }

@@ -20,6 +20,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
@@ -176,8 +177,8 @@ class SimSharedQpStressTest {
     @Timeout(60)
     void sharedQpOnSim(SharedQpStressTest.Kind kind, int threads, long requests, int batch, int signalEvery)
             throws Exception {
-        long unit = (long) signalEvery * batch / java.math.BigInteger.valueOf(signalEvery).gcd(
-                java.math.BigInteger.valueOf(batch)).longValue();
+        long unit = (long) signalEvery * batch / BigInteger.valueOf(signalEvery).gcd(
+                BigInteger.valueOf(batch)).longValue();
         long perThread = requests / SCALE / unit * unit; // whole batches and signal intervals
         try (Rig rig = new Rig(4 * DEPTH)) {
             QueuePair qp = rig.qp();

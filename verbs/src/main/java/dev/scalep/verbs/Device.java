@@ -1,5 +1,8 @@
 package dev.scalep.verbs;
 
+import java.util.List;
+
+
 /**
  * An RDMA device: the simulated {@code sim:mlx5} / {@code sim:efa}, or a real device found by
  * {@code ibv_get_device_list}. Thread-safe. Devices are found through {@link Devices}.
@@ -20,7 +23,7 @@ public interface Device {
      * The device's ports with their state, MTU, link layer and GID table (as queried when the device
      * was found). Port numbers start at 1.
      */
-    java.util.List<PortInfo> ports();
+    List<PortInfo> ports();
 
     /** Open a device context ({@code ibv_open_device}) with provider knobs in force. Owned by the caller. */
     Context open(ContextOptions options);

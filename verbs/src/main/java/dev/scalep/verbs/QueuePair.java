@@ -1,5 +1,8 @@
 package dev.scalep.verbs;
 
+import java.util.Objects;
+
+
 /**
  * A queue pair. Control-path methods (state changes, close) are thread-safe. The data path
  * ({@link #postSend}, {@link #postRecv}) is serialised by the provider's QP lock, except on a QP
@@ -84,7 +87,7 @@ public interface QueuePair extends AutoCloseable {
      * @throws IndexOutOfBoundsException when the range is not within {@code [0, wrs.count())}
      */
     default int postSend(SendWorkRequests wrs, int from, int count) {
-        java.util.Objects.checkFromIndexSize(from, count, wrs.count());
+        Objects.checkFromIndexSize(from, count, wrs.count());
         if (from == 0 && count == wrs.count()) {
             return postSend(wrs);
         }

@@ -4,6 +4,7 @@ import dev.scalep.verbs.ffm.Structs;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Objects;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -80,7 +81,7 @@ public final class SendWorkRequests implements AutoCloseable {
      * {@code RDMA_WRITE}, no SGEs, unsignaled). Returns this.
      */
     public SendWorkRequests fill(int count) {
-        java.util.Objects.checkFromIndexSize(0, count, capacity + 1);
+        Objects.checkFromIndexSize(0, count, capacity + 1);
         for (int i = 0; i < count; i++) {
             wrs.set(JAVA_LONG, WR * i + Structs.SEND_NEXT, i + 1 < count ? wrs.address() + WR * (i + 1) : 0L);
         }
@@ -190,8 +191,16 @@ public final class SendWorkRequests implements AutoCloseable {
 
     /** Destination of a UD or SRD work request. Overlaps {@link #rdma}: for SRD RDMA use {@link #srdRdma}. */
     public SendWorkRequests ud(int i, AddressHandle ah, int remoteQpn, int remoteQkey) {
+        return ud(i, ah.handle(), remoteQpn, remoteQkey);
+    }
+
+    /**
+     * {@link #ud(int, AddressHandle, int, int)} with the AH as its native handle (a send path keeps
+     * a table of handles; 0 means none: the provider refuses the request).
+     */
+    public SendWorkRequests ud(int i, long ahHandle, int remoteQpn, int remoteQkey) {
         long base = WR * i;
-        wrs.set(JAVA_LONG, base + Structs.SEND_UD_AH, ah.handle());
+        wrs.set(JAVA_LONG, base + Structs.SEND_UD_AH, ahHandle);
         wrs.set(JAVA_INT, base + Structs.SEND_UD_REMOTE_QPN, remoteQpn);
         wrs.set(JAVA_INT, base + Structs.SEND_UD_REMOTE_QKEY, remoteQkey);
         return this;
@@ -205,8 +214,16 @@ public final class SendWorkRequests implements AutoCloseable {
      */
     public SendWorkRequests srdRdma(int i, AddressHandle ah, int remoteQpn, int remoteQkey, long remoteAddr, int rkey) {
         rdma(i, remoteAddr, rkey);
+        return srdDestination(i, ah.handle(), remoteQpn, remoteQkey);
+    }
+
+    /**
+     * The SRD destination of an RDMA request whose {@link #rdma} part is already set, with the AH as
+     * its native handle (0 means none: the provider refuses the request). See {@link #srdRdma}.
+     */
+    public SendWorkRequests srdDestination(int i, long ahHandle, int remoteQpn, int remoteQkey) {
         long base = WR * i;
-        wrs.set(JAVA_LONG, base + Structs.SEND_SCALEP_SRD_AH, ah.handle());
+        wrs.set(JAVA_LONG, base + Structs.SEND_SCALEP_SRD_AH, ahHandle);
         wrs.set(JAVA_INT, base + Structs.SEND_SCALEP_SRD_QPN, remoteQpn);
         wrs.set(JAVA_INT, base + Structs.SEND_SCALEP_SRD_QKEY, remoteQkey);
         return this;

@@ -5,7 +5,8 @@ import dev.scalep.policies.SharingConfig;
 import dev.scalep.threading.Completion;
 import dev.scalep.threading.SendPath;
 
-import java.util.LinkedHashMap;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CyclicBarrier;
@@ -125,8 +126,43 @@ public final class KernelSupport {
         return Math.max(1e-9, (end - t0) / 1e9);
     }
 
-    /** One category's outcome. {@code rate} is in {@code rateUnit}; {@code notes} lists substitutions. */
-    public record Result(String kernel, String level, int threads, double seconds, double rate, String rateUnit,
+    /**
+     * One category's outcome over all ranks: {@code threads} per rank, {@code seconds} of the slowest
+     * rank, {@code rate} in {@code rateUnit}; {@code notes} lists substitutions.
+     */
+    public record Result(String kernel, String level, int ranks, int threads, double seconds, double rate, String rateUnit,
                          double opsPerSec, boolean verified, String detail, String notes) {
+    }
+
+    /**
+     * Every rank's outcome combined, as each rank sees it: slowest span, sum of mismatches, first
+     * failure detail. {@code mismatches} and {@code detail} are this rank's.
+     */
+    record Combined(double seconds, long mismatches, long ops, String firstBad) {
+    }
+
+    static Combined combine(dev.scalep.spmd.World w, double seconds, long mismatches, long ops, String firstBad) {
+        if (w.size() == 1) {
+            return new Combined(seconds, mismatches, ops, firstBad);
+        }
+        byte[] bad = firstBad == null ? new byte[0] : firstBad.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer b = ByteBuffer.allocate(24 + bad.length);
+        b.putDouble(seconds).putLong(mismatches).putLong(ops).put(bad);
+        double slowest = 0;
+        long wrong = 0;
+        long total = 0;
+        String first = null;
+        for (byte[] e : w.allgather(b.array())) {
+            ByteBuffer x = ByteBuffer.wrap(e);
+            slowest = Math.max(slowest, x.getDouble());
+            wrong += x.getLong();
+            total += x.getLong();
+            if (first == null && x.hasRemaining()) {
+                byte[] s = new byte[x.remaining()];
+                x.get(s);
+                first = new String(s, StandardCharsets.UTF_8);
+            }
+        }
+        return new Combined(slowest, wrong, total, first);
     }
 }

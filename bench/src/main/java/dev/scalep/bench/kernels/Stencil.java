@@ -5,12 +5,14 @@ import dev.scalep.endpoints.EndpointManager;
 import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.endpoints.Substitution;
 import dev.scalep.policies.SharingConfig;
+import dev.scalep.spmd.World;
 import dev.scalep.threading.Completion;
 import dev.scalep.verbs.Device;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -83,18 +85,32 @@ public final class Stencil {
         return cur;
     }
 
-    /**
-     * Run {@code iterations} sweeps of a {@code size}×{@code size} grid (boundary rows and columns
-     * fixed) on {@code threads} threads at sharing level {@code cfg}.
-     */
+    /** {@link #run(World, Device, String, SharingConfig, int, int, int)} in this process alone. */
     public static KernelSupport.Result run(Device device, String label, SharingConfig cfg, int threads, int size,
                                            int iterations) throws InterruptedException {
+        return run(World.single(), device, label, cfg, threads, size, iterations);
+    }
+
+    /**
+     * Run {@code iterations} sweeps of a {@code size}×{@code size} grid (boundary rows and columns
+     * fixed) on {@code threads} threads of every rank of {@code world} at sharing level {@code cfg}:
+     * the interior rows are cut into {@code ranks × threads} strips, worker {@code g = rank·threads + t}
+     * owns strip {@code g}. Neighbouring threads of one rank exchange halos through the rank's
+     * {@code down}/{@code up} managers; the last thread of rank {@code r} and the first of rank
+     * {@code r+1} through a one-endpoint manager on each side, connected with the addresses the
+     * world all-gathers. Every rank verifies its strips; the result is combined over all ranks.
+     */
+    public static KernelSupport.Result run(World world, Device device, String label, SharingConfig cfg, int threads, int size,
+                                           int iterations) throws InterruptedException {
+        int ranks = world.size();
+        int rank = world.rank();
+        int workers = ranks * threads;
         if (threads < 1) {
             throw new IllegalArgumentException("--threads must be >= 1: " + threads);
         }
-        if (size < 3 || size - 2 < threads) {
+        if (size < 3 || size - 2 < workers) {
             throw new IllegalArgumentException("--size " + size + " leaves " + Math.max(0, size - 2)
-                    + " interior rows for " + threads + " threads; give at least threads + 2");
+                    + " interior rows for " + workers + " workers (" + ranks + " ranks x " + threads + " threads); give at least workers + 2");
         }
         if (iterations < 0) {
             throw new IllegalArgumentException("--iterations must be >= 0: " + iterations);
@@ -107,6 +123,8 @@ public final class Stencil {
         int links = threads - 1;
         EndpointManager down = null;
         EndpointManager up = null;
+        EndpointManager prev = null;
+        EndpointManager next = null;
         try {
             if (links > 0) {
                 down = EndpointManager.open(device, cfg, links, opts);
@@ -117,14 +135,22 @@ public final class Stencil {
                     up.endpoint(k).targetBuffer().fill((byte) 0);
                 }
             }
+            if (ranks > 1) {
+                prev = rank > 0 ? EndpointManager.open(device, cfg, 1, opts) : null;
+                next = rank < ranks - 1 ? EndpointManager.open(device, cfg, 1, opts) : null;
+                connectNeighbours(world, prev, next);
+            }
             final EndpointManager dn = down;
             final EndpointManager upm = up;
-            String notes = down == null ? "" : down.substitutions().stream().map(Substitution::toString)
+            final EndpointManager prv = prev;
+            final EndpointManager nxt = next;
+            EndpointManager any = down != null ? down : prev != null ? prev : next;
+            String notes = any == null ? "" : any.substitutions().stream().map(Substitution::toString)
                     .collect(Collectors.joining("; "));
             int interior = rows - 2;
-            int[] first = new int[threads + 1];
-            for (int t = 0; t <= threads; t++) {
-                first[t] = 1 + (int) ((long) interior * t / threads);
+            int[] first = new int[workers + 1];
+            for (int g = 0; g <= workers; g++) {
+                first[g] = 1 + (int) ((long) interior * g / workers);
             }
             double[][] result = new double[threads][];
             long[] done = new long[threads];
@@ -133,28 +159,33 @@ public final class Stencil {
             AtomicInteger upTurn = new AtomicInteger();
             CyclicBarrier start = new CyclicBarrier(threads + 1);
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            List<Thread> workers = new ArrayList<>();
+            List<Thread> ws = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 final int me = t;
-                Thread th = Thread.ofPlatform().name("stencil-" + t).unstarted(() -> {
+                final int g = rank * threads + t;
+                Thread th = Thread.ofPlatform().name("stencil-" + rank + "-" + t).unstarted(() -> {
                     Endpoint toDown = null;
                     Endpoint toUp = null;
                     try {
                         if (me < links) {
                             toDown = acquireInOrder(dn, downTurn, me, failure);
+                        } else if (nxt != null) {
+                            toDown = nxt.acquire();
                         }
                         if (me > 0) {
                             toUp = acquireInOrder(upm, upTurn, me - 1, failure);
+                        } else if (prv != null) {
+                            toUp = prv.acquire();
                         }
-                        int r0 = first[me];
-                        int n = first[me + 1] - r0;
+                        int r0 = first[g];
+                        int n = first[g + 1] - r0;
                         double[] cur = new double[(n + 2) * cols];
                         for (int i = 0; i < n + 2; i++) {
                             for (int j = 0; j < cols; j++) {
                                 cur[i * cols + j] = initial(r0 - 1 + i, j, rows);
                             }
                         }
-                        double[] next = cur.clone();
+                        double[] nextGrid = cur.clone();
                         Completion c = new Completion();
                         start.await(60, TimeUnit.SECONDS);
                         began[me] = System.nanoTime();
@@ -175,12 +206,12 @@ public final class Stencil {
                             for (int i = 1; i <= n; i++) {
                                 for (int j = 1; j < cols - 1; j++) {
                                     int x = i * cols + j;
-                                    next[x] = update(cur[x], cur[x - cols], cur[x + cols], cur[x - 1], cur[x + 1]);
+                                    nextGrid[x] = update(cur[x], cur[x - cols], cur[x + cols], cur[x - 1], cur[x + 1]);
                                 }
                             }
                             double[] tmp = cur;
-                            cur = next;
-                            next = tmp;
+                            cur = nextGrid;
+                            nextGrid = tmp;
                         }
                         done[me] = System.nanoTime();
                         result[me] = Arrays.copyOfRange(cur, cols, (n + 1) * cols);
@@ -188,20 +219,24 @@ public final class Stencil {
                         failure.compareAndSet(null, e);
                         start.reset();
                     } finally {
-                        release(dn, toDown, failure);
-                        release(upm, toUp, failure);
+                        release(dn, me < links ? toDown : null, failure);
+                        release(upm, me > 0 ? toUp : null, failure);
+                        release(nxt, me == links ? toDown : null, failure);
+                        release(prv, me == 0 ? toUp : null, failure);
                     }
                 });
-                workers.add(th);
+                ws.add(th);
                 th.start();
             }
-            double seconds = KernelSupport.runWorkers("stencil", label, threads, start, workers, failure, began, done);
+            world.barrier(); // every rank's endpoints are connected and its workers are ready to start
+            double seconds = KernelSupport.runWorkers("stencil", label, threads, start, ws, failure, began, done);
             double[] ref = sequential(rows, cols, iterations);
             long mismatches = 0;
             String firstBad = null;
             for (int t = 0; t < threads; t++) {
+                int g = rank * threads + t;
                 for (int k = 0; k < result[t].length; k++) {
-                    int x = first[t] * cols + k;
+                    int x = first[g] * cols + k;
                     if (Double.doubleToRawLongBits(result[t][k]) != Double.doubleToRawLongBits(ref[x])) {
                         if (firstBad == null) {
                             firstBad = "cell (" + x / cols + "," + x % cols + ") = " + result[t][k] + ", expected " + ref[x];
@@ -210,20 +245,56 @@ public final class Stencil {
                     }
                 }
             }
+            KernelSupport.Combined all = KernelSupport.combine(world, seconds, mismatches, 0, firstBad);
             double updates = (double) interior * (cols - 2) * iterations;
-            double messages = 4.0 * links * iterations; // per link and iteration: row + flag, both directions
-            String detail = mismatches == 0 ? "bitwise equal to the sequential run (" + rows + "x" + cols + ", "
-                    + iterations + " iterations)" : mismatches + " cells differ, first " + firstBad;
-            return new KernelSupport.Result("stencil", label, threads, seconds, updates / seconds / 1e6, "Mcell/s",
-                    messages / seconds, mismatches == 0, detail, notes);
+            double messages = 4.0 * (workers - 1) * iterations; // per link and iteration: row + flag, both directions
+            String detail = all.mismatches() == 0 ? "bitwise equal to the sequential run (" + rows + "x" + cols + ", "
+                    + iterations + " iterations)" : all.mismatches() + " cells differ, first " + all.firstBad();
+            return new KernelSupport.Result("stencil", label, ranks, threads, all.seconds(), updates / all.seconds() / 1e6,
+                    "Mcell/s", messages / all.seconds(), all.mismatches() == 0, detail, notes);
         } finally {
-            if (down != null) {
-                down.close();
-            }
-            if (up != null) {
-                up.close();
+            for (EndpointManager m : new EndpointManager[]{down, up, prev, next}) {
+                if (m != null) {
+                    m.close();
+                }
             }
         }
+    }
+
+    /**
+     * Connect this rank's {@code prev} manager to the previous rank's {@code next} and its
+     * {@code next} to the next rank's {@code prev}, with addresses all-gathered through the world;
+     * a barrier follows, so every receive is posted before anyone writes.
+     */
+    private static void connectNeighbours(World world, EndpointManager prev, EndpointManager next) {
+        byte[] p = prev == null ? new byte[0] : prev.address();
+        byte[] n = next == null ? new byte[0] : next.address();
+        ByteBuffer b = ByteBuffer.allocate(8 + p.length + n.length);
+        b.putInt(p.length).put(p).putInt(n.length).put(n);
+        byte[][] all = world.allgather(b.array());
+        int r = world.rank();
+        if (prev != null) {
+            prev.endpoint(0).targetBuffer().fill((byte) 0);
+            prev.connect(part(all[r - 1], 1));
+        }
+        if (next != null) {
+            next.endpoint(0).targetBuffer().fill((byte) 0);
+            next.connect(part(all[r + 1], 0));
+        }
+        world.barrier();
+    }
+
+    /** Part {@code i} (0 = prev, 1 = next) of a neighbour's packed addresses. */
+    private static byte[] part(byte[] packed, int i) {
+        ByteBuffer b = ByteBuffer.wrap(packed);
+        byte[] p = new byte[b.getInt()];
+        b.get(p);
+        if (i == 0) {
+            return p;
+        }
+        byte[] n = new byte[b.getInt()];
+        b.get(n);
+        return n;
     }
 
     /** Acquire endpoint {@code index} of {@code m}: threads take turns so that acquire() hands out that index. */

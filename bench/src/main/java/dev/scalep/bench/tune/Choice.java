@@ -84,9 +84,15 @@ public record Choice(Candidate chosen, Candidate best, boolean atThreshold, List
 
     private static String budget(ChoiceRule r) {
         List<String> b = new ArrayList<>();
-        if (r.maxUarPages() != null) b.add("--max-uar-pages " + r.maxUarPages());
-        if (r.maxQps() != null) b.add("--max-qps " + r.maxQps());
-        if (r.maxMemory() != null) b.add("--max-memory " + r.maxMemory());
+        if (r.maxUarPages() != null) {
+            b.add("--max-uar-pages " + r.maxUarPages());
+        }
+        if (r.maxQps() != null) {
+            b.add("--max-qps " + r.maxQps());
+        }
+        if (r.maxMemory() != null) {
+            b.add("--max-memory " + r.maxMemory());
+        }
         return String.join(", ", b);
     }
 

@@ -63,9 +63,15 @@ public record ChoiceRule(Double withinPercent, Long maxUarPages, Long maxQps, Lo
             parts.add("fewest resources within " + fmt(withinPercent) + "% of the best measured rate");
         }
         List<String> budget = new ArrayList<>();
-        if (maxUarPages != null) budget.add("UAR pages <= " + maxUarPages);
-        if (maxQps != null) budget.add("QPs <= " + maxQps);
-        if (maxMemory != null) budget.add("memory <= " + maxMemory + " bytes");
+        if (maxUarPages != null) {
+            budget.add("UAR pages <= " + maxUarPages);
+        }
+        if (maxQps != null) {
+            budget.add("QPs <= " + maxQps);
+        }
+        if (maxMemory != null) {
+            budget.add("memory <= " + maxMemory + " bytes");
+        }
         if (!budget.isEmpty()) {
             parts.add((withinPercent == null ? "best rate within the budget " : "budget ") + String.join(", ", budget));
         }

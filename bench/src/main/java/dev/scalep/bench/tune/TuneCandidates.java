@@ -78,10 +78,18 @@ public final class TuneCandidates {
     public static List<Entry> build(Device device, int threads, Workload w, Features f, long messagesPerThread) {
         DeviceCapabilities caps = device.capabilities();
         List<String> variants = new ArrayList<>(List.of("all"));
-        if (f.postlist() == null) variants.add("w/o postlist");
-        if (f.unsignaled() == null && caps.unsignaled()) variants.add("w/o unsignaled");
-        if (w.inlinable(caps)) variants.add("w/o inline");
-        if (caps.blueFlame()) variants.add("w/o blueflame");
+        if (f.postlist() == null) {
+            variants.add("w/o postlist");
+        }
+        if (f.unsignaled() == null && caps.unsignaled()) {
+            variants.add("w/o unsignaled");
+        }
+        if (w.inlinable(caps)) {
+            variants.add("w/o inline");
+        }
+        if (caps.blueFlame()) {
+            variants.add("w/o blueflame");
+        }
         List<Entry> out = new ArrayList<>();
         for (Map.Entry<String, String> level : levels(caps, threads).entrySet()) {
             for (String v : variants) {

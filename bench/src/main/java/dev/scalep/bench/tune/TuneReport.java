@@ -72,8 +72,12 @@ public record TuneReport(String device, int threads, Workload workload, TuneCand
     public String reproduce(String policyFile) {
         StringBuilder sb = new StringBuilder("scalep sweep --policy ").append(policyFile).append(" --device ").append(device)
                 .append(" --threads ").append(threads).append(" --messages ").append(messages).append(" --repeat ").append(repeats);
-        if (workload.op() != Workload.DEFAULT.op()) sb.append(" --op ").append(workload.op().spelling());
-        if (workload.size() != Workload.DEFAULT.size()) sb.append(" --size ").append(workload.size());
+        if (workload.op() != Workload.DEFAULT.op()) {
+            sb.append(" --op ").append(workload.op().spelling());
+        }
+        if (workload.size() != Workload.DEFAULT.size()) {
+            sb.append(" --size ").append(workload.size());
+        }
         return sb.toString();
     }
 

@@ -8,6 +8,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -46,7 +48,7 @@ class KernelsTest {
         // The verification must be able to fail: a different iteration count gives different bits.
         double[] a = Stencil.sequential(12, 12, 3);
         double[] b = Stencil.sequential(12, 12, 4);
-        assertFalse(java.util.Arrays.equals(a, b));
+        assertFalse(Arrays.equals(a, b));
         double[] c = Dgemm.reference(8);
         double s = 0;
         for (double v : c) {
@@ -65,8 +67,8 @@ class KernelsTest {
 
     @Test
     void levelsParseCategoriesAndAxesForms() {
-        Map<String, SharingConfig> m = KernelSupport.levels(java.util.List.of("static,mpi-threads;mpi-threads,qp=shared:combining"));
-        assertEquals(java.util.List.of("static", "mpi-threads", "mpi-threads,qp=shared:combining"), java.util.List.copyOf(m.keySet()));
-        assertThrows(IllegalArgumentException.class, () -> KernelSupport.levels(java.util.List.of("bogus")));
+        Map<String, SharingConfig> m = KernelSupport.levels(List.of("static,mpi-threads;mpi-threads,qp=shared:combining"));
+        assertEquals(List.of("static", "mpi-threads", "mpi-threads,qp=shared:combining"), List.copyOf(m.keySet()));
+        assertThrows(IllegalArgumentException.class, () -> KernelSupport.levels(List.of("bogus")));
     }
 }

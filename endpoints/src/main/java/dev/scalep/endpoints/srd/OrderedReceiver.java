@@ -15,6 +15,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
+import java.util.Objects;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -115,7 +116,7 @@ public final class OrderedReceiver implements CqDemux.Handler, AutoCloseable {
 
     /** Counter {@code i}, read with acquire semantics. Any thread. */
     public long counter(int i) {
-        java.util.Objects.checkIndex(i, counterCount);
+        Objects.checkIndex(i, counterCount);
         return (long) COUNTER.getAcquire(counters, 8L * i);
     }
 

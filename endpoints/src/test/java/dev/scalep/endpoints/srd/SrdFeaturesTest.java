@@ -25,11 +25,11 @@ import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import com.sun.management.ThreadMXBean;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
@@ -135,7 +135,7 @@ class SrdFeaturesTest {
                 }
             }
             p.settle();
-            var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
             // The first rounds allocate (measured: 4648, 1736, 312, then 0 bytes per round of 4000
             // operations). A JFR recording with -XX:-UseTLAB (every allocation an event) traces all of it to
             // one-time linkage of VarHandle/MethodHandle call sites (MethodType interning, name strings) in
@@ -171,7 +171,7 @@ class SrdFeaturesTest {
         p.settle();
     }
 
-    private static long allocatedBy(com.sun.management.ThreadMXBean mx, Runnable r) {
+    private static long allocatedBy(ThreadMXBean mx, Runnable r) {
         long before = mx.getCurrentThreadAllocatedBytes();
         r.run();
         return mx.getCurrentThreadAllocatedBytes() - before;
@@ -221,7 +221,7 @@ class SrdFeaturesTest {
                 assertEquals(addr[i], p.tx.pool().address(i), "records never move");
             }
             assertEquals(W, p.tx.pool().count());
-            var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
             for (int round = 0; round < 2; round++) { // round 0 warms up, round 1 is measured
                 long before = mx.getCurrentThreadAllocatedBytes();
                 long db = c.doorbells();

@@ -7,6 +7,7 @@ import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.util.Optional;
@@ -112,7 +113,7 @@ public final class Native {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment pfd = a.allocate(8, 4); // struct pollfd { int fd; short events; short revents; }
             pfd.set(JAVA_INT, 0, fd);
-            pfd.set(java.lang.foreign.ValueLayout.JAVA_SHORT, 4, (short) 1); // POLLIN
+            pfd.set(ValueLayout.JAVA_SHORT, 4, (short) 1); // POLLIN
             MemorySegment st = callState(a);
             int rc = (int) Libc.POLL.invokeExact(st, pfd, 1L, timeoutMillis);
             return rc < 0 ? -errno(st) : rc;

@@ -16,7 +16,6 @@ import dev.scalep.verbs.TdSharing;
 import dev.scalep.verbs.ThreadDomain;
 import dev.scalep.verbs.UnsupportedFeatureException;
 import dev.scalep.verbs.VerbsException;
-import dev.scalep.verbs.ffm.IbvConst;
 import dev.scalep.verbs.ffm.IbvStructs;
 import dev.scalep.verbs.ffm.LibIbverbs;
 import dev.scalep.verbs.ffm.Native;
@@ -29,9 +28,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /**
  * An open {@code ibv_context}. Owns every object created through it and destroys them in reverse

@@ -17,6 +17,11 @@ import org.agrona.collections.Int2ObjectHashMap;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.List;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -47,11 +52,11 @@ final class IbvCq extends IbvResource implements CompletionQueue {
     private final MemorySegment pollAttr;
     private final MemorySegment startPoll, nextPoll, endPoll, readOpcode, readVendorErr, readByteLen, readImm,
             readQpNum, readSrcQp, readWcFlags;
-    private static final java.lang.invoke.VarHandle CQES;
+    private static final VarHandle CQES;
 
     static {
         try {
-            CQES = java.lang.invoke.MethodHandles.lookup().findVarHandle(IbvCq.class, "cqes", long.class);
+            CQES = MethodHandles.lookup().findVarHandle(IbvCq.class, "cqes", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -152,7 +157,7 @@ final class IbvCq extends IbvResource implements CompletionQueue {
                 return;
             }
         }
-        IbvQp[] n = java.util.Arrays.copyOf(old, old.length + 1);
+        IbvQp[] n = Arrays.copyOf(old, old.length + 1);
         n[old.length] = qp;
         publish(n);
     }
@@ -176,7 +181,7 @@ final class IbvCq extends IbvResource implements CompletionQueue {
                 n[j++] = q;
             }
         }
-        publish(java.util.Arrays.copyOf(n, j));
+        publish(Arrays.copyOf(n, j));
     }
 
     @Override
@@ -277,8 +282,8 @@ final class IbvCq extends IbvResource implements CompletionQueue {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment attr = a.allocate(IbvStructs.IBV_MODIFY_CQ_ATTR);
             attr.set(JAVA_INT, IbvStructs.MCQ_ATTR_MASK, IbvConst.IBV_CQ_ATTR_MODERATE);
-            attr.set(java.lang.foreign.ValueLayout.JAVA_SHORT, IbvStructs.MCQ_COUNT, (short) count);
-            attr.set(java.lang.foreign.ValueLayout.JAVA_SHORT, IbvStructs.MCQ_PERIOD, (short) periodMicros);
+            attr.set(ValueLayout.JAVA_SHORT, IbvStructs.MCQ_COUNT, (short) count);
+            attr.set(ValueLayout.JAVA_SHORT, IbvStructs.MCQ_PERIOD, (short) periodMicros);
             int rc = Ops.modify(modify, cq, attr);
             if (rc != 0) {
                 throw Check.fail("ibv_modify_cq", rc, context.name, "CQ moderation",
@@ -361,7 +366,7 @@ final class IbvCq extends IbvResource implements CompletionQueue {
     @Override
     synchronized void checkNoChildren() {
         if (qps.length > 0) {
-            throw Check.busy("ibv_destroy_cq", context.name, toString(), java.util.List.of(qps));
+            throw Check.busy("ibv_destroy_cq", context.name, toString(), List.of(qps));
         }
     }
 

@@ -17,6 +17,7 @@ import dev.scalep.verbs.ibv.efa.Efa;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
@@ -119,7 +120,7 @@ public final class IbvDevice implements Device {
                         kind == DeviceKind.MLX5, rdmaRead, rdmaWrite, rdmaWrite, unsignaled, inOrder, stCq,
                         extendedOnly, 0, da.get(JAVA_INT, IbvStructs.DA_MAX_QP_RD_ATOM),
                         da.get(JAVA_INT, IbvStructs.DA_MAX_QP_INIT_RD_ATOM));
-                int portCount = Byte.toUnsignedInt(da.get(java.lang.foreign.ValueLayout.JAVA_BYTE,
+                int portCount = Byte.toUnsignedInt(da.get(ValueLayout.JAVA_BYTE,
                         IbvStructs.DA_PHYS_PORT_CNT));
                 return new IbvDevice(lib, dev, name, kind, caps, caps.maxQpRdAtom(), caps.maxQpInitRdAtom(), efa,
                         Ports.all(lib, ctx, name, portCount));

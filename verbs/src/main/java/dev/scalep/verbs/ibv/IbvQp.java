@@ -27,7 +27,11 @@ import dev.scalep.verbs.ibv.efa.Efa;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -90,8 +94,8 @@ final class IbvQp extends IbvResource implements QueuePair {
     /** Send WQEs posted and not yet retired (lock-free; see {@link SendRing}). */
     private final SendRing sends;
     /** Receives posted to / consumed from this QP's own receive queue. */
-    private final java.util.concurrent.atomic.AtomicLong recvPosted = new java.util.concurrent.atomic.AtomicLong();
-    private final java.util.concurrent.atomic.AtomicLong recvConsumed = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong recvPosted = new AtomicLong();
+    private final AtomicLong recvConsumed = new AtomicLong();
     private final Counters counters = new Counters();
 
     private IbvQp(IbvPd pd, MemorySegment qp, QpType type, QpInitAttr attr, IbvCq sendCq, IbvCq recvCq, IbvSrq srq,
@@ -267,7 +271,7 @@ final class IbvQp extends IbvResource implements QueuePair {
     }
 
     /** The connection attributes the device holds for this QP ({@link Path#query}); for tests and reports. */
-    java.util.Map<String, Integer> queryConnection() {
+    Map<String, Integer> queryConnection() {
         checkOpen();
         return Path.query(context, qp, toString());
     }
@@ -306,7 +310,7 @@ final class IbvQp extends IbvResource implements QueuePair {
         }
     }
 
-    private void modify(String step, QpState to, int mask, java.util.function.Consumer<MemorySegment> fill) {
+    private void modify(String step, QpState to, int mask, Consumer<MemorySegment> fill) {
         checkOpen();
         QpState state = state();
         if (!state.canMoveTo(to)) {
@@ -426,7 +430,7 @@ final class IbvQp extends IbvResource implements QueuePair {
      */
     @Override
     public int postSend(SendWorkRequests wrs, int from, int n) {
-        java.util.Objects.checkFromIndexSize(from, n, wrs.count());
+        Objects.checkFromIndexSize(from, n, wrs.count());
         checkOpen();
         if (n == 0) {
             wrs.badIndex(-1);

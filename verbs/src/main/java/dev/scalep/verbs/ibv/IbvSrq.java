@@ -6,13 +6,12 @@ import dev.scalep.verbs.SharedReceiveQueue;
 import dev.scalep.verbs.ffm.Ops;
 import dev.scalep.verbs.ffm.Structs;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
 
 /**
  * An {@code ibv_srq}. {@link #postRecv} calls the provider's {@code post_srq_recv} (thread-safe in the
@@ -77,7 +76,7 @@ final class IbvSrq extends IbvResource implements SharedReceiveQueue {
     }
 
     static int badIndex(RecvWorkRequests wrs, MemorySegment bad) {
-        long b = bad.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0);
+        long b = bad.get(ValueLayout.JAVA_LONG, 0);
         return b == 0 ? 0 : (int) ((b - wrs.address(0)) / Structs.IBV_RECV_WR.byteSize());
     }
 

@@ -10,6 +10,8 @@ import dev.scalep.verbs.ffm.IbvStructs;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -62,7 +64,7 @@ record Path(ConnectionOptions options, PortInfo port, GidEntry gid, int mtu) {
      * (bytes), timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd_atomic, max_dest_rd_atomic, sl,
      * sgid_index, traffic_class, hop_limit. Control path.
      */
-    static java.util.Map<String, Integer> query(IbvContext context, MemorySegment qp, String what) {
+    static Map<String, Integer> query(IbvContext context, MemorySegment qp, String what) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment at = a.allocate(IbvStructs.IBV_QP_ATTR);
             int mask = IbvConst.IBV_QP_PORT | IbvConst.IBV_QP_AV | IbvConst.IBV_QP_PATH_MTU | IbvConst.IBV_QP_TIMEOUT
@@ -73,7 +75,7 @@ record Path(ConnectionOptions options, PortInfo port, GidEntry gid, int mtu) {
                 throw Check.fail("ibv_query_qp", rc, context.name, what);
             }
             long ah = IbvStructs.QPA_AH_ATTR;
-            java.util.Map<String, Integer> m = new java.util.LinkedHashMap<>();
+            Map<String, Integer> m = new LinkedHashMap<>();
             m.put("port", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_PORT_NUM)));
             m.put("path_mtu", PathMtu.bytes(at.get(JAVA_INT, IbvStructs.QPA_PATH_MTU)));
             m.put("timeout", Byte.toUnsignedInt(at.get(JAVA_BYTE, IbvStructs.QPA_TIMEOUT)));

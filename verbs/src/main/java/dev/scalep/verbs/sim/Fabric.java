@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.DirectoryStream;
@@ -16,12 +17,27 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
 import java.util.Set;
 
-import static dev.scalep.verbs.sim.FabricLayout.*;
+import static dev.scalep.verbs.sim.FabricLayout.AREAS;
+import static dev.scalep.verbs.sim.FabricLayout.AREA_BYTES;
+import static dev.scalep.verbs.sim.FabricLayout.FILE_BYTES;
+import static dev.scalep.verbs.sim.FabricLayout.MAGIC;
+import static dev.scalep.verbs.sim.FabricLayout.MAX_PROCS;
+import static dev.scalep.verbs.sim.FabricLayout.MR_SLOTS;
+import static dev.scalep.verbs.sim.FabricLayout.PROC_EPOCH;
+import static dev.scalep.verbs.sim.FabricLayout.PROC_OWNER;
+import static dev.scalep.verbs.sim.FabricLayout.QP_DIR;
+import static dev.scalep.verbs.sim.FabricLayout.QP_SLOTS;
+import static dev.scalep.verbs.sim.FabricLayout.RING_BYTES;
+import static dev.scalep.verbs.sim.FabricLayout.RING_CAPACITY;
+import static dev.scalep.verbs.sim.FabricLayout.VERSION;
+import static dev.scalep.verbs.sim.FabricLayout.area;
+import static dev.scalep.verbs.sim.FabricLayout.procEntry;
 
 /**
  * One process's membership in a fabric segment ({@link FabricLayout}): the mapped file, this
@@ -114,16 +130,20 @@ final class Fabric {
                 try {
                     ch = FileChannel.open(path, Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ,
                             StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(OWNER_RW));
-                    Object key = Files.readAttributes(path, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
-                    try (FileLock lock = ch.lock()) {
-                        if (!Files.exists(path) || !key.equals(Files.readAttributes(path,
-                                java.nio.file.attribute.BasicFileAttributes.class).fileKey())) {
-                            ch.close(); // unlinked by a leaving process between open and lock: open again
-                            if (attempt > 100) {
-                                throw fail(deviceName, Errno.EAGAIN, path + " keeps being replaced");
-                            }
-                            continue;
+                    Object key = Files.readAttributes(path, BasicFileAttributes.class).fileKey();
+                    FileLock lock = ch.lock();
+                    if (!Files.exists(path) || !key.equals(Files.readAttributes(path,
+                            BasicFileAttributes.class).fileKey())) {
+                        // Unlinked by a leaving process between open and lock: open again. The lock is
+                        // released before its channel closes (releasing it after throws ClosedChannelException).
+                        lock.release();
+                        ch.close();
+                        if (attempt > 100) {
+                            throw fail(deviceName, Errno.EAGAIN, path + " keeps being replaced");
                         }
+                        continue;
+                    }
+                    try (lock) {
                         checkOwner(deviceName, path, uid);
                         if (ch.size() < FILE_BYTES) {
                             ch.write(ByteBuffer.wrap(new byte[1]), FILE_BYTES - 1);
@@ -251,7 +271,7 @@ final class Fabric {
             if (lock == null || ch.size() < AREAS) {
                 return;
             }
-            ByteBuffer b = ByteBuffer.allocate(AREAS).order(java.nio.ByteOrder.nativeOrder());
+            ByteBuffer b = ByteBuffer.allocate(AREAS).order(ByteOrder.nativeOrder());
             while (b.hasRemaining() && ch.read(b, b.position()) > 0) {
                 // read the header and the process table
             }

@@ -1,13 +1,12 @@
 package dev.scalep.verbs.sim;
 
 import dev.scalep.verbs.Access;
-import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.Opcode;
-import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WcStatus;
 import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.MessageHandler;
@@ -19,7 +18,27 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import static dev.scalep.verbs.sim.FabricLayout.area;
 import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
-import static dev.scalep.verbs.sim.RemotePath.*;
+import static dev.scalep.verbs.sim.RemotePath.MSG_ACCESS_ERROR;
+import static dev.scalep.verbs.sim.RemotePath.MSG_REQUEST;
+import static dev.scalep.verbs.sim.RemotePath.MSG_RESPONSE;
+import static dev.scalep.verbs.sim.RemotePath.REQ_DATA;
+import static dev.scalep.verbs.sim.RemotePath.REQ_DST;
+import static dev.scalep.verbs.sim.RemotePath.REQ_IMM;
+import static dev.scalep.verbs.sim.RemotePath.REQ_INC;
+import static dev.scalep.verbs.sim.RemotePath.REQ_LEN;
+import static dev.scalep.verbs.sim.RemotePath.REQ_OP;
+import static dev.scalep.verbs.sim.RemotePath.REQ_RADDR;
+import static dev.scalep.verbs.sim.RemotePath.REQ_RKEY;
+import static dev.scalep.verbs.sim.RemotePath.REQ_SEQ;
+import static dev.scalep.verbs.sim.RemotePath.REQ_SLOT;
+import static dev.scalep.verbs.sim.RemotePath.REQ_SRC;
+import static dev.scalep.verbs.sim.RemotePath.REQ_TYPE;
+import static dev.scalep.verbs.sim.RemotePath.RNR;
+import static dev.scalep.verbs.sim.RemotePath.RSP_BYTES;
+import static dev.scalep.verbs.sim.RemotePath.RSP_DST;
+import static dev.scalep.verbs.sim.RemotePath.RSP_SEQ;
+import static dev.scalep.verbs.sim.RemotePath.RSP_SLOT;
+import static dev.scalep.verbs.sim.RemotePath.RSP_STATUS;
 
 /**
  * This process's half of the simulated NIC for traffic from other processes: it drains the inbound
@@ -108,7 +127,7 @@ final class FabricAgent implements MessageHandler, Runnable {
     }
 
     @Override
-    public void onMessage(int type, org.agrona.MutableDirectBuffer buffer, int index, int length) {
+    public void onMessage(int type, MutableDirectBuffer buffer, int index, int length) {
         switch (type) {
             case MSG_REQUEST -> request(buffer, index, length);
             case MSG_RESPONSE -> response(buffer, index, length);

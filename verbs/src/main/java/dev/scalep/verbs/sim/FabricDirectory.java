@@ -5,7 +5,26 @@ import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.WcStatus;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import static dev.scalep.verbs.sim.FabricLayout.*;
+import static dev.scalep.verbs.sim.FabricLayout.MAX_FILES;
+import static dev.scalep.verbs.sim.FabricLayout.MAX_PROCS;
+import static dev.scalep.verbs.sim.FabricLayout.MR_ACCESS;
+import static dev.scalep.verbs.sim.FabricLayout.MR_ADDRESS;
+import static dev.scalep.verbs.sim.FabricLayout.MR_FILE;
+import static dev.scalep.verbs.sim.FabricLayout.MR_FILE_OFFSET;
+import static dev.scalep.verbs.sim.FabricLayout.MR_KEY;
+import static dev.scalep.verbs.sim.FabricLayout.MR_LENGTH;
+import static dev.scalep.verbs.sim.FabricLayout.MR_PD;
+import static dev.scalep.verbs.sim.FabricLayout.QP_ACCESS;
+import static dev.scalep.verbs.sim.FabricLayout.QP_INCARNATION;
+import static dev.scalep.verbs.sim.FabricLayout.QP_PD;
+import static dev.scalep.verbs.sim.FabricLayout.QP_QPN;
+import static dev.scalep.verbs.sim.FabricLayout.QP_REMOTE;
+import static dev.scalep.verbs.sim.FabricLayout.QP_STATE;
+import static dev.scalep.verbs.sim.FabricLayout.QP_TYPE;
+import static dev.scalep.verbs.sim.FabricLayout.mrEntry;
+import static dev.scalep.verbs.sim.FabricLayout.procOfKey;
+import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
+import static dev.scalep.verbs.sim.FabricLayout.qpEntry;
 
 /**
  * The QP and MR directories of a fabric: this process publishes its QPs' connection state and its

@@ -6,6 +6,7 @@ import dev.scalep.verbs.VerbsException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -68,7 +69,7 @@ final class SharedMemory {
                 EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE)))) {
             ch.truncate(bytes);
             if (ch.size() < bytes) {
-                ch.write(java.nio.ByteBuffer.wrap(new byte[1]), bytes - 1);
+                ch.write(ByteBuffer.wrap(new byte[1]), bytes - 1);
             }
             MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena).asSlice(0, size);
             Allocation a = new Allocation(no, seg, f);

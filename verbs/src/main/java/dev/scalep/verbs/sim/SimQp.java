@@ -18,6 +18,8 @@ import dev.scalep.verbs.SendFlags;
 import dev.scalep.verbs.SendWorkRequests;
 import dev.scalep.verbs.VerbsException;
 
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -86,7 +88,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     private volatile boolean work;
     private volatile boolean tick;
     /** Set while the engine waits for an answer from another process (see {@link SimDevice#remoteWaiting}). */
-    final java.util.concurrent.atomic.AtomicBoolean awaitingRemote = new java.util.concurrent.atomic.AtomicBoolean();
+    final AtomicBoolean awaitingRemote = new AtomicBoolean();
     /** Bumped on every move to ERR or RESET: requests of an earlier incarnation are dropped by responders. */
     volatile int incarnation;
     /** The path to QPs of other processes; null when the device is not on a fabric. */
@@ -486,7 +488,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
 
     @Override
     public int postSend(SendWorkRequests wrs, int from, int count) {
-        java.util.Objects.checkFromIndexSize(from, count, wrs.count());
+        Objects.checkFromIndexSize(from, count, wrs.count());
         checkOpen();
         ReentrantLock l = qpLock;
         if (l != null) {

@@ -5,6 +5,7 @@ import dev.scalep.verbs.RecvWorkRequests;
 import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WcStatus;
 
+import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -129,7 +130,7 @@ final class SimRecvQueue {
             }
         }
         if (nWaiters == waiters.length) {
-            waiters = java.util.Arrays.copyOf(waiters, nWaiters * 2);
+            waiters = Arrays.copyOf(waiters, nWaiters * 2);
         }
         waiters[nWaiters++] = qp;
     }

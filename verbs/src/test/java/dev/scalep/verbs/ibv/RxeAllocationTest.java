@@ -23,6 +23,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.util.List;
+import com.sun.management.ThreadMXBean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -43,7 +44,7 @@ class RxeAllocationTest {
         Device d0 = devices.stream().filter(d -> d.name().equals("rxe0")).findFirst().orElse(null);
         Device d1 = devices.stream().filter(d -> d.name().equals("rxe1")).findFirst().orElse(null);
         assumeTrue(d0 != null && d1 != null, "rxe0/rxe1 not present: " + new IbvProvider().unavailableReason());
-        var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         assumeTrue(mx.isThreadAllocatedMemorySupported(), "thread allocation accounting unsupported");
         mx.setThreadAllocatedMemoryEnabled(true);
         try (Context c0 = d0.open(); Context c1 = d1.open(); Arena arena = Arena.ofShared();

@@ -32,11 +32,11 @@ import java.io.BufferedReader;
 import java.io.File;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -173,7 +173,7 @@ class RxeConnectionTest {
         CompletionQueue cq = c0.createCq(CqOptions.of(4));
         try {
             int tooDeep = c0.capabilities().maxQpInitRdAtom() + 1;
-            Map<ConnectionOptions, String> cases = new java.util.LinkedHashMap<>();
+            Map<ConnectionOptions, String> cases = new LinkedHashMap<>();
             cases.put(ConnectionOptions.DEFAULTS.withPort(2), "rxe0 has port 1 only");
             cases.put(ConnectionOptions.DEFAULTS.withGidIndex(200), "GID index 200 is empty or beyond the table");
             cases.put(ConnectionOptions.DEFAULTS.withGid(GidType.IB, ConnectionOptions.AddressFamily.ANY),

@@ -18,6 +18,7 @@ import dev.scalep.verbs.SendWorkRequests;
 import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WcStatus;
 import dev.scalep.verbs.WorkCompletions;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -34,6 +35,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -108,7 +110,7 @@ class CrossProcessTest {
         public void close() throws Exception {
             if (process.isAlive()) {
                 in.println("EXIT");
-                process.waitFor(20, java.util.concurrent.TimeUnit.SECONDS);
+                process.waitFor(20, TimeUnit.SECONDS);
             }
             process.destroyForcibly().waitFor();
         }
@@ -305,7 +307,7 @@ class CrossProcessTest {
         }
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void aFabricWhoseProcessesAllDiedIsRemovedByTheNextOpenOfAnyJob() throws Exception {
         String job = job("abandoned");
         Path segment;

@@ -1,36 +1,9 @@
 package dev.scalep.verbs.sim;
 
-import dev.scalep.verbs.Device;
-import dev.scalep.verbs.suite.VerbsBehaviourSuite;
-import dev.scalep.verbs.suite.VerbsFixture;
-
-/**
- * The behavioural suite with requester and responder on two {@code sim:mlx5} device objects joined
- * to one fabric (a job of this test's own): every operation between them takes the cross-process
- * path (directories, shared-memory MRs, inbound rings, the NIC agent) exactly as between two JVMs.
- */
-class SimFabricMlx5BehaviourTest extends VerbsBehaviourSuite {
-    private static final String JOB = "test-fabric-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
-    private static final Device A = SimDevice.mlx5(JOB);
-    private static final Device B = SimDevice.mlx5(JOB);
-
+/** The behavioural suite on {@code sim:mlx5} with requester and responder in two JVMs joined to one fabric. */
+class SimFabricMlx5BehaviourTest extends SimTwoJvmBehaviourSuite {
     @Override
-    protected VerbsFixture fixture() {
-        return new VerbsFixture() {
-            @Override
-            public String name() {
-                return "sim:mlx5 across the fabric";
-            }
-
-            @Override
-            public Device requester() {
-                return A;
-            }
-
-            @Override
-            public Device responder() {
-                return B;
-            }
-        };
+    protected String personality() {
+        return "mlx5";
     }
 }

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Timeout;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -324,7 +325,7 @@ class SimFabricTest {
         String job = job("header");
         SimDevice da = mlx5(job);
         try (Side a = new Side(da); FileChannel ch = FileChannel.open(segment(da), StandardOpenOption.WRITE)) {
-            ch.write(java.nio.ByteBuffer.wrap(new byte[]{1, 2, 3, 4, 5, 6, 7, 8}), 0);
+            ch.write(ByteBuffer.wrap(new byte[]{1, 2, 3, 4, 5, 6, 7, 8}), 0);
             VerbsException e = assertThrows(VerbsException.class, () -> mlx5(job).open());
             assertTrue(e.getMessage().contains("not a version"), e.getMessage());
         }

@@ -23,7 +23,6 @@ import dev.scalep.verbs.RecvWorkRequests;
 import dev.scalep.verbs.ResourceUsage;
 import dev.scalep.verbs.SendFlags;
 import dev.scalep.verbs.SendWorkRequests;
-import dev.scalep.verbs.SharedReceiveQueue;
 import dev.scalep.verbs.TdSharing;
 import dev.scalep.verbs.ThreadDomain;
 import dev.scalep.verbs.VerbsException;
@@ -39,6 +38,8 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -105,10 +106,10 @@ public abstract class VerbsBehaviourSuite {
         }
     }
 
-    /** A connected requester (a) and responder (b). */
+    /** A connected requester (a, in this JVM) and responder (b, wherever {@link #responder} puts it). */
     public final class Pair implements AutoCloseable {
         public final End a;
-        public final End b;
+        public final Responder b;
         public final QpType type;
 
         Pair(QpType type, int depth, int inline, int rnrRetry, int mrAccessB) {
@@ -123,18 +124,25 @@ public abstract class VerbsBehaviourSuite {
             this.type = type;
             VerbsFixture f = fixture();
             a = new End(f.requester(), f, type, depth, inline, Access.ALL_RDMA, Access.ALL_RDMA, cqDepthA);
-            b = new End(f.responder(), f, type, depth, inline, Access.ALL_RDMA, mrAccessB);
-            if (type == QpType.RC) {
-                a.qp.readyToReceive(b.qp.address());
-                b.qp.readyToReceive(a.qp.address());
-            } else {
-                a.qp.readyToReceive(null);
-                b.qp.readyToReceive(null);
-                a.ah = a.pd.createAh(b.qp.address());
-                b.ah = b.pd.createAh(a.qp.address());
+            Responder r = null;
+            try {
+                r = responder(Responder.Spec.of(type, depth, inline, mrAccessB));
+                if (type == QpType.RC) {
+                    a.qp.readyToReceive(r.address());
+                } else {
+                    a.qp.readyToReceive(null);
+                    a.ah = a.pd.createAh(r.address());
+                }
+                r.connect(0, a.qp.address(), retryCount, rnrRetry);
+                a.qp.readyToSend(retryCount, rnrRetry);
+            } catch (RuntimeException | Error e) {
+                a.close();
+                if (r != null) {
+                    r.close();
+                }
+                throw e;
             }
-            a.qp.readyToSend(retryCount, rnrRetry);
-            b.qp.readyToSend(retryCount, rnrRetry);
+            b = r;
         }
 
         /** Add a WR from a to b: local range of a's MR, remote offset in b's MR for RDMA opcodes. */
@@ -143,15 +151,15 @@ public abstract class VerbsBehaviourSuite {
             if (len > 0) {
                 w.sge(i, a.mr, localOff, len);
             }
-            long raddr = b.mr.address() + remoteOff;
+            long raddr = b.mrAddress() + remoteOff;
             if (type == QpType.RC) {
                 if (op.isRdma()) {
-                    w.rdma(i, raddr, b.mr.rkey());
+                    w.rdma(i, raddr, b.rkey());
                 }
             } else if (type == QpType.SRD && op.isRdma()) {
-                w.srdRdma(i, a.ah, b.qp.qpNum(), QKEY, raddr, b.mr.rkey());
+                w.srdRdma(i, a.ah, b.qpNum(), QKEY, raddr, b.rkey());
             } else {
-                w.ud(i, a.ah, b.qp.qpNum(), QKEY);
+                w.ud(i, a.ah, b.qpNum(), QKEY);
             }
             return i;
         }
@@ -161,6 +169,14 @@ public abstract class VerbsBehaviourSuite {
             a.close();
             b.close();
         }
+    }
+
+    /**
+     * The responder of a pair: in this JVM on the fixture's responder device unless a subclass puts
+     * it elsewhere (another process). Every test's responder-side step goes through it.
+     */
+    protected Responder responder(Responder.Spec spec) {
+        return new LocalResponder(fixture().responder(), fixture().options(), spec);
     }
 
     protected static CqOptions cqOptions(Context ctx, int depth) {
@@ -190,12 +206,15 @@ public abstract class VerbsBehaviourSuite {
         return m.asSlice(off, len).toArray(JAVA_BYTE);
     }
 
-    protected static void postRecv(End e, long id, long off, int len) {
-        try (RecvWorkRequests r = new RecvWorkRequests(1, 1)) {
-            int i = r.add(id);
-            r.sge(i, e.mr, off, len);
-            assertEquals(0, e.qp.postRecv(r));
-        }
+    protected static void postRecv(Responder b, long id, long off, int len) {
+        assertEquals(0, b.postRecv(id, off, len));
+    }
+
+    /** Poll the responder until {@code n} completions arrived (fails after 10 s). */
+    protected static List<Wc> poll(Responder b, int n) {
+        List<Wc> out = b.poll(n, TIMEOUT_NANOS);
+        assertEquals(n, out.size(), "timed out with " + out.size() + "/" + n + ": " + out);
+        return out;
     }
 
     protected static void post(QueuePair qp, SendWorkRequests w) {
@@ -216,10 +235,7 @@ public abstract class VerbsBehaviourSuite {
             while (out.size() < n) {
                 int k = cq.poll(wc, Math.min(16, n - out.size()));
                 assertTrue(k >= 0, "poll returned " + k);
-                for (int i = 0; i < k; i++) {
-                    out.add(new Wc(wc.wrId(i), wc.status(i), wc.opcode(i), wc.byteLen(i), wc.imm(i), wc.hasImm(i),
-                            wc.qpNum(i), wc.srcQp(i)));
-                }
+                LocalResponder.collect(wc, k, out);
                 if (k == 0) {
                     assertTrue(System.nanoTime() < deadline, "timed out with " + out.size() + "/" + n + ": " + out);
                     Thread.onSpinWait();
@@ -252,11 +268,7 @@ public abstract class VerbsBehaviourSuite {
         List<Wc> out = new ArrayList<>();
         try (WorkCompletions wc = new WorkCompletions(16)) {
             for (int round = 0; round < 50; round++) {
-                int k = cq.poll(wc);
-                for (int i = 0; i < k; i++) {
-                    out.add(new Wc(wc.wrId(i), wc.status(i), wc.opcode(i), wc.byteLen(i), wc.imm(i), wc.hasImm(i),
-                            wc.qpNum(i), wc.srcQp(i)));
-                }
+                LocalResponder.collect(wc, cq.poll(wc), out);
             }
         }
         return out;
@@ -276,9 +288,9 @@ public abstract class VerbsBehaviourSuite {
             assertEquals(7, c.wrId());
             assertEquals(WcOpcode.RDMA_WRITE, c.opcode());
             assertEquals(p.a.qp.qpNum(), c.qpNum());
-            assertArrayEquals(bytes(p.a.mem, 0, 256), bytes(p.b.mem, 1024, 256));
-            assertEquals(0, bytes(p.b.mem, 1024 + 256, 1)[0], "nothing written past the range");
-            assertTrue(drain(p.b.cq).isEmpty(), "an RDMA write consumes no receive");
+            assertArrayEquals(bytes(p.a.mem, 0, 256), p.b.bytes(1024, 256));
+            assertEquals(0, p.b.bytes(1024 + 256, 1)[0], "nothing written past the range");
+            assertTrue(p.b.drain().isEmpty(), "an RDMA write consumes no receive");
         }
     }
 
@@ -292,8 +304,8 @@ public abstract class VerbsBehaviourSuite {
             w.sge(i, p.a.mr, 4000, 50);
             post(p.a.qp, w);
             assertEquals(WcStatus.SUCCESS, poll(p.a.cq, 1).get(0).status());
-            assertArrayEquals(bytes(p.a.mem, 0, 100), bytes(p.b.mem, 512, 100));
-            assertArrayEquals(bytes(p.a.mem, 4000, 50), bytes(p.b.mem, 612, 50));
+            assertArrayEquals(bytes(p.a.mem, 0, 100), p.b.bytes(512, 100));
+            assertArrayEquals(bytes(p.a.mem, 4000, 50), p.b.bytes(612, 50));
         }
     }
 
@@ -307,15 +319,15 @@ public abstract class VerbsBehaviourSuite {
             w.imm(i, 0xCAFE);
             post(p.a.qp, w);
             assertEquals(WcStatus.SUCCESS, poll(p.a.cq, 1).get(0).status());
-            Wc r = poll(p.b.cq, 1).get(0);
+            Wc r = poll(p.b, 1).get(0);
             assertEquals(WcStatus.SUCCESS, r.status());
             assertEquals(99, r.wrId());
             assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, r.opcode());
             assertTrue(r.hasImm());
             assertEquals(0xCAFE, r.imm());
             assertEquals(64, r.byteLen());
-            assertEquals(p.b.qp.qpNum(), r.qpNum());
-            assertArrayEquals(bytes(p.a.mem, 0, 64), bytes(p.b.mem, 2048, 64));
+            assertEquals(p.b.qpNum(), r.qpNum());
+            assertArrayEquals(bytes(p.a.mem, 0, 64), p.b.bytes(2048, 64));
         }
     }
 
@@ -323,13 +335,13 @@ public abstract class VerbsBehaviourSuite {
     void rdmaReadFetchesRemoteBytes() {
         assumeTrue(caps().rdmaRead());
         try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 2)) {
-            fill(p.b.mem, 8192, 300, 11);
+            p.b.fill(8192, 300, 11);
             p.add(w, 3, Opcode.RDMA_READ, SendFlags.SIGNALED, 100, 300, 8192);
             post(p.a.qp, w);
             Wc c = poll(p.a.cq, 1).get(0);
             assertEquals(WcStatus.SUCCESS, c.status());
             assertEquals(WcOpcode.RDMA_READ, c.opcode());
-            assertArrayEquals(bytes(p.b.mem, 8192, 300), bytes(p.a.mem, 100, 300));
+            assertArrayEquals(p.b.bytes(8192, 300), bytes(p.a.mem, 100, 300));
         }
     }
 
@@ -346,23 +358,23 @@ public abstract class VerbsBehaviourSuite {
             post(p.a.qp, w);
             List<Wc> s = poll(p.a.cq, 2);
             assertTrue(s.stream().allMatch(c -> c.status() == WcStatus.SUCCESS && c.opcode() == WcOpcode.SEND), s::toString);
-            List<Wc> r = poll(p.b.cq, 2);
+            List<Wc> r = poll(p.b, 2);
             assertEquals(Set.of(50L, 51L), Set.of(r.get(0).wrId(), r.get(1).wrId()));
             for (Wc c : r) {
                 assertEquals(WcStatus.SUCCESS, c.status());
                 assertEquals(WcOpcode.RECV, c.opcode());
                 assertEquals(p.a.qp.qpNum(), c.srcQp());
-                assertEquals(p.b.qp.qpNum(), c.qpNum());
+                assertEquals(p.b.qpNum(), c.qpNum());
                 long off = c.wrId() == 50 ? 0 : 512;
                 // receives are consumed in order; which send reached which receive depends on ordering
                 if (c.byteLen() == 200) {
                     assertFalse(c.hasImm());
-                    assertArrayEquals(bytes(p.a.mem, 0, 200), bytes(p.b.mem, off, 200));
+                    assertArrayEquals(bytes(p.a.mem, 0, 200), p.b.bytes(off, 200));
                 } else {
                     assertEquals(100, c.byteLen());
                     assertTrue(c.hasImm());
                     assertEquals(42, c.imm());
-                    assertArrayEquals(bytes(p.a.mem, 1000, 100), bytes(p.b.mem, off, 100));
+                    assertArrayEquals(bytes(p.a.mem, 1000, 100), p.b.bytes(off, 100));
                 }
             }
         }
@@ -377,11 +389,11 @@ public abstract class VerbsBehaviourSuite {
             p.add(w, 9, Opcode.SEND, SendFlags.SIGNALED, 0, 128, 0);
             post(p.a.qp, w);
             assertEquals(WcStatus.SUCCESS, poll(p.a.cq, 1).get(0).status());
-            Wc r = poll(p.b.cq, 1).get(0);
+            Wc r = poll(p.b, 1).get(0);
             assertEquals(WcStatus.SUCCESS, r.status());
             assertEquals(40 + 128, r.byteLen(), "UD receives carry a 40-byte GRH");
             assertEquals(p.a.qp.qpNum(), r.srcQp());
-            assertArrayEquals(bytes(p.a.mem, 0, 128), bytes(p.b.mem, 40, 128));
+            assertArrayEquals(bytes(p.a.mem, 0, 128), p.b.bytes(40, 128));
         }
     }
 
@@ -390,7 +402,7 @@ public abstract class VerbsBehaviourSuite {
         assumeTrue(caps().qpTypes().contains(QpType.UD) && caps().rdmaWrite());
         try (Pair p = new Pair(QpType.UD, 16, 0, 7, Access.ALL_RDMA); SendWorkRequests w = new SendWorkRequests(1, 1)) {
             int i = w.add(1, Opcode.RDMA_WRITE, SendFlags.SIGNALED);
-            w.sge(i, p.a.mr, 0, 8).ud(i, p.a.ah, p.b.qp.qpNum(), QKEY);
+            w.sge(i, p.a.mr, 0, 8).ud(i, p.a.ah, p.b.qpNum(), QKEY);
             assertEquals(Errno.EINVAL, p.a.qp.postSend(w));
             assertEquals(0, w.badIndex());
         }
@@ -418,7 +430,7 @@ public abstract class VerbsBehaviourSuite {
                 ids.add(x.wrId());
             });
             assertEquals(16, ids.size());
-            assertArrayEquals(bytes(p.a.mem, 0, 128), bytes(p.b.mem, 4096, 128));
+            assertArrayEquals(bytes(p.a.mem, 0, 128), p.b.bytes(4096, 128));
         }
     }
 
@@ -474,8 +486,8 @@ public abstract class VerbsBehaviourSuite {
             fill(p.a.mem, 0, 16, 1); // reuse the buffer immediately
             assertEquals(inl + 1, p.a.qp.counters().inlineWqes());
             assertEquals(WcStatus.SUCCESS, poll(p.a.cq, 1).get(0).status());
-            assertEquals(16, poll(p.b.cq, 1).get(0).byteLen());
-            assertArrayEquals(original, bytes(p.b.mem, 0, 16));
+            assertEquals(16, poll(p.b, 1).get(0).byteLen());
+            assertArrayEquals(original, p.b.bytes(0, 16));
         }
     }
 
@@ -483,33 +495,23 @@ public abstract class VerbsBehaviourSuite {
     void sharedReceiveQueueServesSeveralQps() {
         assumeTrue(caps().maxSrq() > 0 && caps().qpTypes().contains(QpType.RC));
         VerbsFixture f = fixture();
-        try (Context ca = f.requester().open(f.options()); Context cb = f.responder().open(f.options());
-             Arena arena = Arena.ofShared(); SendWorkRequests w = new SendWorkRequests(1, 1);
-             RecvWorkRequests r = new RecvWorkRequests(4, 1)) {
+        try (Context ca = f.requester().open(f.options());
+             Responder b = responder(new Responder.Spec(QpType.RC, 16, 0, Access.ALL_RDMA, 2, 16, 0));
+             SendWorkRequests w = new SendWorkRequests(1, 1)) {
             ProtectionDomain pa = ca.allocPd();
-            ProtectionDomain pb = cb.allocPd();
             CompletionQueue qa = ca.createCq(cqOptions(ca, 64));
-            CompletionQueue qb = cb.createCq(cqOptions(cb, 64));
-            SharedReceiveQueue srq = pb.createSrq(16, 1);
             MemorySegment ma = pa.allocate(4096, 64);
-            MemorySegment mb = pb.allocate(4096, 64);
             MemoryRegion ra = pa.register(ma, Access.ALL_RDMA);
-            MemoryRegion rb = pb.register(mb, Access.ALL_RDMA);
             QueuePair[] as = new QueuePair[2];
-            QueuePair[] bs = new QueuePair[2];
             for (int k = 0; k < 2; k++) {
                 as[k] = pa.createQp(QpInitAttr.of(QpType.RC, qa, 8));
-                bs[k] = pb.createQp(QpInitAttr.of(QpType.RC, qb, 8).withSrq(srq));
             }
             for (int k = 0; k < 2; k++) {
-                as[k].connect(bs[k].address(), Access.ALL_RDMA, 7);
-                bs[k].connect(as[k].address(), Access.ALL_RDMA, 7);
+                as[k].connect(b.address(k), Access.ALL_RDMA, 7);
+                b.connect(k, as[k].address(), 7, 7);
             }
-            for (int k = 0; k < 4; k++) {
-                r.sge(r.add(100 + k), rb, k * 256L, 256);
-            }
-            assertEquals(0, srq.postRecv(r));
-            assertEquals(4, srq.posted());
+            assertEquals(0, b.postRecv(100, 4, 0, 256, 256).rc());
+            assertEquals(4, b.srqPosted());
             for (int k = 0; k < 2; k++) {
                 w.clear();
                 ma.set(JAVA_BYTE, k, (byte) (k + 1));
@@ -517,11 +519,10 @@ public abstract class VerbsBehaviourSuite {
                 post(as[k], w);
             }
             poll(qa, 2);
-            List<Wc> got = poll(qb, 2);
-            assertEquals(Set.of(bs[0].qpNum(), bs[1].qpNum()), Set.of(got.get(0).qpNum(), got.get(1).qpNum()));
-            assertEquals(2, srq.posted());
-            VerbsException busy = assertThrows(VerbsException.class, srq::close);
-            assertEquals(Errno.EBUSY, busy.errno());
+            List<Wc> got = poll(b, 2);
+            assertEquals(Set.of(b.address(0).qpn(), b.address(1).qpn()), Set.of(got.get(0).qpNum(), got.get(1).qpNum()));
+            assertEquals(2, b.srqPosted());
+            assertEquals(Errno.EBUSY, b.closeSrq(), "an SRQ with QPs on it is busy");
         }
     }
 
@@ -581,23 +582,20 @@ public abstract class VerbsBehaviourSuite {
     void connectionAttributesAgreeAndAreValidated() {
         VerbsFixture f = fixture();
         QpType type = reliable();
-        try (Context ca = f.requester().open(f.options()); Context cb = f.responder().open(f.options())) {
+        try (Context ca = f.requester().open(f.options());
+             Responder b = responder(new Responder.Spec(type, 4, 0, Access.ALL_RDMA, 1, 0, 1024))) {
             CompletionQueue qa = ca.createCq(cqOptions(ca, 8));
-            CompletionQueue qb = cb.createCq(cqOptions(cb, 8));
             ProtectionDomain pa = ca.allocPd();
-            ProtectionDomain pb = cb.allocPd();
             int active = f.requester().ports().getFirst().activeMtu();
             QueuePair a = pa.createQp(QpInitAttr.of(type, qa, 4));
-            QueuePair b = pb.createQp(QpInitAttr.of(type, qb, 4)
-                    .withConnection(ConnectionOptions.DEFAULTS.withPathMtu(1024)));
             assertEquals(active, a.address().mtu(), "automatic: the port's active MTU");
             assertEquals(1024, b.address().mtu());
             assertEquals(b.address(), QpAddress.fromBytes(b.address().toBytes()));
             if (type == QpType.RC) {
                 a.connect(QpAddress.fromBytes(b.address().toBytes()), Access.ALL_RDMA, 7);
-                b.connect(a.address(), Access.ALL_RDMA, 7);
+                b.connect(0, a.address(), 7, 7);
                 assertEquals(1024, a.pathMtu(), "the smaller side's MTU");
-                assertEquals(1024, b.pathMtu());
+                assertEquals(1024, b.pathMtu(0));
             }
             String name = f.requester().name();
             for (var bad : List.of(ConnectionOptions.DEFAULTS.withPort(9),
@@ -627,14 +625,10 @@ public abstract class VerbsBehaviourSuite {
                 assertEquals(max, c.stream().map(Wc::wrId).distinct().count());
                 assertTrue(c.stream().allMatch(x -> x.status() == WcStatus.SUCCESS));
             }
-            int rmax = p.b.qp.attributes().maxRecvWr();
-            try (RecvWorkRequests r = new RecvWorkRequests(rmax + 1, 1)) {
-                for (int k = 0; k <= rmax; k++) {
-                    r.sge(r.add(k), p.b.mr, 0, 8);
-                }
-                assertEquals(Errno.ENOMEM, p.b.qp.postRecv(r), "receive " + (rmax + 1) + " on a receive queue of " + rmax);
-                assertEquals(rmax, r.badIndex());
-            }
+            int rmax = p.b.maxRecvWr();
+            Responder.RecvResult r = p.b.postRecv(0, rmax + 1, 0, 0, 8);
+            assertEquals(Errno.ENOMEM, r.rc(), "receive " + (rmax + 1) + " on a receive queue of " + rmax);
+            assertEquals(rmax, r.badIndex());
         }
     }
 
@@ -700,11 +694,11 @@ public abstract class VerbsBehaviourSuite {
             assertEquals(1, c.get(0).wrId());
             assertEquals(WcStatus.WR_FLUSH_ERR, c.get(1).status());
             assertEquals(QpState.ERR, p.a.qp.state());
-            assertArrayEquals(new byte[128], bytes(p.b.mem, 0, 128), "target memory unchanged");
+            assertArrayEquals(new byte[128], p.b.bytes(0, 128), "target memory unchanged");
             w.clear();
             p.add(w, 3, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 64, 0);
             assertPostInErrorFails(p.a, w, 3);
-            assertArrayEquals(new byte[128], bytes(p.b.mem, 0, 128), "target memory unchanged");
+            assertArrayEquals(new byte[128], p.b.bytes(0, 128), "target memory unchanged");
         }
     }
 
@@ -715,15 +709,15 @@ public abstract class VerbsBehaviourSuite {
             int i = p.add(w, 1, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 64, MEM - 32); // runs past the MR
             post(p.a.qp, w);
             assertEquals(WcStatus.REM_ACCESS_ERR, poll(p.a.cq, 1).get(0).status());
-            assertArrayEquals(new byte[32], bytes(p.b.mem, MEM - 32, 32));
+            assertArrayEquals(new byte[32], p.b.bytes(MEM - 32, 32));
             assertTrue(i == 0);
         }
         try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 1)) {
             int i = p.add(w, 1, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 64, 0);
             if (p.type == QpType.SRD) {
-                w.srdRdma(i, p.a.ah, p.b.qp.qpNum(), QKEY, p.b.mr.address(), p.b.mr.rkey() ^ 0x5a5a00);
+                w.srdRdma(i, p.a.ah, p.b.qpNum(), QKEY, p.b.mrAddress(), p.b.rkey() ^ 0x5a5a00);
             } else {
-                w.rdma(i, p.b.mr.address(), p.b.mr.rkey() ^ 0x5a5a00);
+                w.rdma(i, p.b.mrAddress(), p.b.rkey() ^ 0x5a5a00);
             }
             post(p.a.qp, w);
             assertEquals(WcStatus.REM_ACCESS_ERR, poll(p.a.cq, 1).get(0).status());
@@ -731,7 +725,7 @@ public abstract class VerbsBehaviourSuite {
     }
 
     /** Every asynchronous event of {@code c} that arrives within {@code nanos}, waiting until {@code done} holds. */
-    protected static List<AsyncEvent> events(Context c, long nanos, java.util.function.Predicate<List<AsyncEvent>> done) {
+    protected static List<AsyncEvent> events(Context c, long nanos, Predicate<List<AsyncEvent>> done) {
         List<AsyncEvent> out = new ArrayList<>();
         long deadline = System.nanoTime() + nanos;
         while (!done.test(out)) {
@@ -779,23 +773,22 @@ public abstract class VerbsBehaviourSuite {
         boolean expected = responderAccessErrorRaisesEvent();
         try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(1, 1)) {
             int i = p.add(w, 1, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 64, 0);
-            w.rdma(i, p.b.mr.address(), p.b.mr.rkey() ^ 0x5a5a00);
+            w.rdma(i, p.b.mrAddress(), p.b.rkey() ^ 0x5a5a00);
             post(p.a.qp, w);
             assertEquals(WcStatus.REM_ACCESS_ERR, poll(p.a.cq, 1).get(0).status());
-            List<AsyncEvent> eb = events(p.b.ctx, expected ? 5_000_000_000L : 1_000_000_000L,
-                    l -> l.stream().anyMatch(e -> e.qp() == p.b.qp));
+            List<Responder.Event> eb = p.b.events(expected ? 5_000_000_000L : 1_000_000_000L, true);
             List<AsyncEvent> ea = events(p.a.ctx, 200_000_000L, l -> false);
             System.out.println("[async] " + fixture().name() + " bad rkey: responder " + eb + ", requester " + ea);
             assertTrue(ea.isEmpty(), "the requester's error is a completion, not an event: " + ea);
-            for (AsyncEvent e : eb) {
-                assertTrue(e.qp() == p.b.qp && e.qpNum() == p.b.qp.qpNum(), "event for another object: " + e);
+            for (Responder.Event e : eb) {
+                assertTrue(e.qpIndex() == 0 && e.qpNum() == p.b.qpNum(), "event for another object: " + e);
                 assertTrue(e.type() == AsyncEvent.QP_ACCESS_ERR || e.type() == AsyncEvent.QP_FATAL
                         || e.type() == AsyncEvent.QP_REQ_ERR, e.toString());
             }
             if (expected) {
                 assertFalse(eb.isEmpty(), "no event naming the responder QP");
             }
-            assertEquals(QpState.ERR, p.b.qp.state(), "the responder QP is in error");
+            assertEquals(QpState.ERR, p.b.state(), "the responder QP is in error");
         }
     }
 
@@ -833,16 +826,16 @@ public abstract class VerbsBehaviourSuite {
             int i = w.add(1, Opcode.RDMA_WRITE, SendFlags.SIGNALED);
             w.sge(i, p.a.mr.address(), 64, p.a.mr.lkey() ^ 0x5a5a00);
             if (p.type == QpType.SRD) {
-                w.srdRdma(i, p.a.ah, p.b.qp.qpNum(), QKEY, p.b.mr.address(), p.b.mr.rkey());
+                w.srdRdma(i, p.a.ah, p.b.qpNum(), QKEY, p.b.mrAddress(), p.b.rkey());
             } else {
-                w.rdma(i, p.b.mr.address(), p.b.mr.rkey());
+                w.rdma(i, p.b.mrAddress(), p.b.rkey());
             }
             fill(p.a.mem, 0, 64, 1);
             post(p.a.qp, w);
             int st = poll(p.a.cq, 1).get(0).status();
             // mlx5 reports LOC_PROT_ERR; rxe reports the bad lkey as LOC_QP_OP_ERR.
             assertTrue(st == WcStatus.LOC_PROT_ERR || st == WcStatus.LOC_QP_OP_ERR, "local error expected, got " + WcStatus.name(st));
-            assertArrayEquals(new byte[64], bytes(p.b.mem, 0, 64), "no data moved");
+            assertArrayEquals(new byte[64], p.b.bytes(0, 64), "no data moved");
         }
     }
 
@@ -855,7 +848,7 @@ public abstract class VerbsBehaviourSuite {
             int st = poll(p.a.cq, 1).get(0).status();
             // mlx5 reports REM_INV_REQ_ERR to the requester; rxe reports REM_OP_ERR.
             assertTrue(st == WcStatus.REM_INV_REQ_ERR || st == WcStatus.REM_OP_ERR, "remote error expected, got " + WcStatus.name(st));
-            Wc r = poll(p.b.cq, 1).get(0);
+            Wc r = poll(p.b, 1).get(0);
             assertEquals(77, r.wrId());
             // mlx5 reports LOC_LEN_ERR at the responder; rxe reports LOC_QP_OP_ERR.
             assertTrue(r.status() == WcStatus.LOC_LEN_ERR || r.status() == WcStatus.LOC_QP_OP_ERR,
@@ -882,15 +875,15 @@ public abstract class VerbsBehaviourSuite {
             assertTrue(drain(p.a.cq).isEmpty(), "the send waits for a receive");
             postRecv(p.b, 2, 100, 64);
             assertEquals(WcStatus.SUCCESS, poll(p.a.cq, 1).get(0).status());
-            assertEquals(8, poll(p.b.cq, 1).get(0).byteLen());
-            assertArrayEquals(bytes(p.a.mem, 0, 8), bytes(p.b.mem, 100, 8));
+            assertEquals(8, poll(p.b, 1).get(0).byteLen());
+            assertArrayEquals(bytes(p.a.mem, 0, 8), p.b.bytes(100, 8));
         }
     }
 
     @Test
     void case09PeerGone() {
         try (Pair p = new Pair(reliable(), 64, 0, 7, Access.ALL_RDMA, 1); SendWorkRequests w = new SendWorkRequests(2, 1)) {
-            p.b.qp.close();
+            p.b.closeQp();
             p.add(w, 1, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0);
             p.add(w, 2, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0);
             post(p.a.qp, w);
@@ -922,12 +915,12 @@ public abstract class VerbsBehaviourSuite {
             List<Long> sends = c.stream().map(Wc::wrId).filter(x -> x < 100).toList();
             assertEquals(List.of(0L, 1L, 2L, 3L, 4L), sends, "each send flushed once, in SQ order");
             assertEquals(Set.of(100L, 101L, 102L), c.stream().map(Wc::wrId).filter(x -> x >= 100)
-                    .collect(java.util.stream.Collectors.toSet()));
+                    .collect(Collectors.toSet()));
             assertTrue(drain(p.a.cq).isEmpty(), "nothing twice");
             assertEquals(0, p.a.qp.outstandingSends());
             p.a.qp.reset();
             p.a.qp.init(Access.ALL_RDMA);
-            p.a.qp.readyToReceive(p.type == QpType.RC ? p.b.qp.address() : null);
+            p.a.qp.readyToReceive(p.type == QpType.RC ? p.b.address() : null);
             p.a.qp.readyToSend(7, 7);
             postRecv(p.b, 9, 0, 64);
             w.clear();
@@ -989,11 +982,8 @@ public abstract class VerbsBehaviourSuite {
             QueuePair qp = p.a.pd.createQp(QpInitAttr.of(p.type, cq, 4));
             qp.init(Access.ALL_RDMA);
             if (p.type == QpType.RC) {
-                p.b.qp.reset();
-                p.b.qp.init(Access.ALL_RDMA);
-                p.b.qp.readyToReceive(qp.address());
-                p.b.qp.readyToSend(7, 7);
-                qp.readyToReceive(p.b.qp.address());
+                p.b.reconnect(qp.address());
+                qp.readyToReceive(p.b.address());
             } else {
                 qp.readyToReceive(null);
             }

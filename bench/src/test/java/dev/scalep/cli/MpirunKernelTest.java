@@ -1,0 +1,27 @@
+package dev.scalep.cli;
+
+import dev.scalep.spmd.Launch;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** {@code mpirun -np P scalep kernel ...}: the kernels as SPMD jobs in separate JVMs; rank 0 prints the table. */
+class MpirunKernelTest {
+    @ParameterizedTest(name = "mpirun -np {0} kernel {1} --threads {2} --device {3}")
+    @CsvSource({"2, stencil, 2, sim:mlx5", "4, stencil, 1, sim:efa", "2, dgemm, 2, sim:efa", "4, dgemm, 1, sim:mlx5"})
+    void theKernelVerifiesAndRankZeroPrintsOnce(int ranks, String kernel, int threads, String device) throws Exception {
+        List<String> args = List.of("kernel", kernel, "--threads", Integer.toString(threads), "--device", device,
+                "--categories", "static,mpi-threads", "--size", kernel.equals("dgemm") ? "32" : "24",
+                kernel.equals("dgemm") ? "--tile" : "--iterations", kernel.equals("dgemm") ? "8" : "10");
+        Launch.Result r = Launch.run(Launch.mpirun(ranks, Launch.java(Main.class, args.toArray(String[]::new))), Map.of(), 110);
+        assertEquals(0, r.exit(), r.output());
+        assertEquals(1, r.lines().stream().filter(l -> l.startsWith("scalep kernel " + kernel + " on " + device + ": "
+                + ranks + " ranks x " + threads + " threads")).count(), r.output());
+        assertEquals(2, r.lines().stream().filter(l -> l.contains(" " + ranks + "x" + threads + " ") && l.endsWith("verified")).count(),
+                r.output());
+    }
+}

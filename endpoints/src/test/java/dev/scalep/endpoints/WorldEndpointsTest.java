@@ -1,0 +1,124 @@
+package dev.scalep.endpoints;
+
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.spmd.LocalWorld;
+import dev.scalep.spmd.World;
+import dev.scalep.verbs.Device;
+import dev.scalep.verbs.Devices;
+import dev.scalep.verbs.QpType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Endpoints connected through a world's all-gather: P ranks (threads of this JVM, {@link LocalWorld})
+ * × T threads, every thread writing to and reading from every other rank, on both simulated devices
+ * and at dedicated and shared QP levels. The exchange goes through bytes only.
+ */
+class WorldEndpointsTest {
+    static final EndpointOptions OPTS = EndpointOptions.DEFAULTS.withDepths(64, 8).withBuffers(1024, 64);
+
+    static Stream<Arguments> matrix() {
+        List<Arguments> out = new ArrayList<>();
+        for (String dev : new String[]{"sim:mlx5", "sim:efa"}) {
+            for (String level : new String[]{"mpi-everywhere", "static", "mpi-threads", "static,qp=shared:combining,cq=shared"}) {
+                for (int[] pt : new int[][]{{2, 1}, {3, 2}, {4, 3}}) {
+                    out.add(Arguments.of(dev, level, pt[0], pt[1]));
+                }
+            }
+        }
+        return out.stream();
+    }
+
+    @ParameterizedTest(name = "{0} {1} ranks={2} threads={3}")
+    @MethodSource("matrix")
+    @Timeout(60)
+    void everyThreadWritesToAndReadsFromEveryOtherRank(String devName, String level, int ranks, int threads) throws Exception {
+        Device dev = Devices.byName(devName);
+        List<World> worlds = LocalWorld.create(ranks, 30_000);
+        AtomicReferenceArray<Object> results = new AtomicReferenceArray<>(ranks);
+        List<Thread> ts = new ArrayList<>();
+        for (World w : worlds) {
+            ts.add(Thread.ofPlatform().name("rank-" + w.rank()).start(() -> {
+                try (WorldEndpoints eps = WorldEndpoints.open(w, dev, SharingConfig.parse(level), threads, OPTS)) {
+                    int qpsPerPeer = eps.qpsPerPeer();
+                    int sharers = SharingConfig.parse(level).qp().threadsPerInstance(threads);
+                    int expectQps = (threads + Math.max(1, sharers) - 1) / Math.max(1, sharers);
+                    if (eps.qpType() == QpType.RC) {
+                        check(eps.managers().size() == ranks - 1, "RC: one manager per other rank, got " + eps.managers().size());
+                    } else {
+                        check(eps.managers().size() == 1, "SRD: one manager, got " + eps.managers().size());
+                        check(eps.managers().get(0).ahs.size() == qpsPerPeer * (ranks - 1),
+                                "SRD: one AH per QP and peer, got " + eps.managers().get(0).ahs.size());
+                    }
+                    check(qpsPerPeer == expectQps, "QPs per manager " + qpsPerPeer + ", expected " + expectQps);
+                    results.set(w.rank(), AllToAllCheck.run(eps, 2, 20_000));
+                } catch (Throwable t) {
+                    results.set(w.rank(), t);
+                }
+            }));
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        for (int r = 0; r < ranks; r++) {
+            Object o = results.get(r);
+            if (o instanceof Throwable t) {
+                throw new AssertionError("rank " + r + " failed: " + t, t);
+            }
+            AllToAllCheck.Result res = (AllToAllCheck.Result) o;
+            long perRank = (long) threads * (ranks - 1) * 2;
+            assertEquals(perRank, res.writesVerified(), "rank " + r);
+            assertEquals(perRank, res.readsVerified(), "rank " + r);
+        }
+    }
+
+    private static void check(boolean ok, String msg) {
+        if (!ok) {
+            throw new AssertionError(msg);
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void aSingleRankHasNoPeersAndRefusesToAddressItself() throws Exception {
+        World w = LocalWorld.create(1).get(0);
+        try (WorldEndpoints eps = WorldEndpoints.open(w, Devices.byName("sim:mlx5"), SharingConfig.parse("static"), 1, OPTS)) {
+            assertTrue(eps.managers().isEmpty());
+            RankEndpoint re = eps.acquire();
+            assertThrows(IllegalArgumentException.class, () -> re.to(0));
+            assertThrows(IllegalArgumentException.class, () -> AllToAllCheck.run(eps, 1, 1000));
+            re.release();
+        }
+    }
+
+    @Test
+    void malformedAddressesAreRefusedWithTheReason() {
+        try (EndpointManager m = EndpointManager.open(Devices.byName("sim:mlx5"), SharingConfig.parse("static"), 1, OPTS)) {
+            byte[] good = m.address();
+            ManagerAddress a = ManagerAddress.parse(good);
+            assertEquals(1, a.threads());
+            assertEquals(m.qps.get(0).address(), a.qps().get(0));
+            byte[] cut = Arrays.copyOf(good, good.length - 3);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> m.connect(cut));
+            assertTrue(e.getMessage().contains("truncated"), e.getMessage());
+            byte[] bad = good.clone();
+            bad[0] ^= 1;
+            assertTrue(assertThrows(IllegalArgumentException.class, () -> m.connect(bad)).getMessage().contains("magic"));
+            assertNull(null);
+        }
+    }
+}

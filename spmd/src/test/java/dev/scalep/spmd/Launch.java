@@ -1,0 +1,90 @@
+package dev.scalep.spmd;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+/** Starts a child (a JVM, or {@code mpirun} over JVMs) with a bounded wait; its output and exit status. */
+public final class Launch {
+    private Launch() {
+    }
+
+    /** The child's exit status and its whole output (stdout and stderr together). */
+    public record Result(int exit, String output) {
+        public List<String> lines() {
+            return output.lines().toList();
+        }
+    }
+
+    /** A JVM running {@code main} with this test's class path. */
+    public static List<String> java(Class<?> main, String... args) {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
+                "-cp", System.getProperty("java.class.path"), main.getName()));
+        if (Runtime.version().feature() >= 23) {
+            cmd.add(1, "--sun-misc-unsafe-memory-access=allow"); // no Unsafe warning from Agrona in every rank
+        }
+        cmd.addAll(List.of(args));
+        return cmd;
+    }
+
+    /** {@code mpirun -np n} (oversubscribed, allowed as root) in front of {@code cmd}. */
+    public static List<String> mpirun(int n, List<String> cmd) {
+        List<String> out = new ArrayList<>(List.of(mpirunPath(), "--oversubscribe", "-np", Integer.toString(n)));
+        if ("root".equals(System.getProperty("user.name"))) {
+            out.add(1, "--allow-run-as-root");
+        }
+        out.addAll(cmd);
+        return out;
+    }
+
+    static String mpirunPath() {
+        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
+            Path p = Path.of(dir, "mpirun");
+            if (Files.isExecutable(p)) {
+                return p.toString();
+            }
+        }
+        fail("mpirun not found on PATH: install openmpi-bin (./run-tests does)");
+        return null;
+    }
+
+    /**
+     * Run {@code cmd} with the environment changed by {@code env} (a null value removes a variable),
+     * stdout and stderr merged; kill the whole tree and fail when it outlives {@code seconds}.
+     */
+    public static Result run(List<String> cmd, Map<String, String> env, long seconds) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        Path log = Files.createTempFile("scalep-launch", ".log");
+        pb.redirectOutput(log.toFile());
+        Map<String, String> e = pb.environment();
+        e.keySet().removeIf(k -> k.startsWith("PMIX_") || k.startsWith("PMI_") || k.startsWith("SLURM_")
+                || k.startsWith("OMPI_"));
+        env.forEach((k, v) -> {
+            if (v == null) {
+                e.remove(k);
+            } else {
+                e.put(k, v);
+            }
+        });
+        Process p = pb.start();
+        try {
+            if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+                p.waitFor(10, TimeUnit.SECONDS);
+                fail("still running after " + seconds + " s: " + String.join(" ", cmd) + "\n" + Files.readString(log));
+            }
+            return new Result(p.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
+        } finally {
+            Files.deleteIfExists(log);
+        }
+    }
+}
