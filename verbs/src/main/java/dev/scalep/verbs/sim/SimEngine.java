@@ -10,7 +10,6 @@ import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WcStatus;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * The simulated NIC's execution engine for one QP's send queue (its QP's engine lock held): runs
