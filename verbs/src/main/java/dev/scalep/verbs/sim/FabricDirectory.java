@@ -9,6 +9,7 @@ import static dev.scalep.verbs.sim.FabricLayout.MAX_FILES;
 import static dev.scalep.verbs.sim.FabricLayout.MAX_PROCS;
 import static dev.scalep.verbs.sim.FabricLayout.MR_ACCESS;
 import static dev.scalep.verbs.sim.FabricLayout.MR_ADDRESS;
+import static dev.scalep.verbs.sim.FabricLayout.MR_EPOCH;
 import static dev.scalep.verbs.sim.FabricLayout.MR_FILE;
 import static dev.scalep.verbs.sim.FabricLayout.MR_FILE_OFFSET;
 import static dev.scalep.verbs.sim.FabricLayout.MR_KEY;
