@@ -42,6 +42,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
+// Length: about 800 lines because it is one grammar: every key of a policy file with its type,
+// range, default and file:line:column error lives here, in the order the schema lists them, so the
+// loader and policy.schema.json can be read side by side (SchemaAgreementTest keeps them equal).
 /**
  * Loads endpoint policies from YAML (format: {@code policies/README.md}; schema:
  * {@code dev/scalep/policies/policy.schema.json}). Thread-safe (stateless).

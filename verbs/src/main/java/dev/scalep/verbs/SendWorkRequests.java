@@ -2,8 +2,6 @@ package dev.scalep.verbs;
 
 import dev.scalep.verbs.ffm.Structs;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -23,53 +21,13 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <p>Not thread-safe: one thread fills and posts a list. The list owns its native memory and frees
  * it in {@link #close()}.
  */
-public final class SendWorkRequests implements AutoCloseable {
+public final class SendWorkRequests extends WorkRequestList {
     private static final long WR = Structs.IBV_SEND_WR.byteSize();
-    private static final long SGE = Structs.IBV_SGE.byteSize();
 
-    private final Arena arena;
-    private final MemorySegment wrs;
-    private final MemorySegment sges;
-    private final int capacity;
-    private final int maxSge;
-    private int count;
-    private int badIndex = -1;
-    /** Where a provider's {@code post_*} writes {@code *bad_wr}: one per list, so per posting thread. */
-    private final MemorySegment badWr;
 
     /** A list of {@code capacity} work requests with up to {@code maxSge} SGEs each. */
     public SendWorkRequests(int capacity, int maxSge) {
-        if (capacity < 1 || maxSge < 1) {
-            throw new IllegalArgumentException("capacity and maxSge must be >= 1: " + capacity + ", " + maxSge);
-        }
-        this.capacity = capacity;
-        this.maxSge = maxSge;
-        this.arena = Arena.ofShared();
-        this.wrs = arena.allocate(WR * capacity, 64);
-        this.sges = arena.allocate(SGE * capacity * maxSge, 64);
-        this.badWr = arena.allocate(8, 8);
-        for (int i = 0; i < capacity; i++) {
-            wrs.set(JAVA_LONG, WR * i + Structs.SEND_SG_LIST, sges.address() + SGE * maxSge * i);
-        }
-    }
-
-    public int capacity() {
-        return capacity;
-    }
-
-    public int maxSge() {
-        return maxSge;
-    }
-
-    /** Work requests added since the last {@link #clear()}. */
-    public int count() {
-        return count;
-    }
-
-    /** Forget every work request (the memory is reused). */
-    public void clear() {
-        count = 0;
-        badIndex = -1;
+        super(capacity, maxSge, WR, Structs.SEND_SG_LIST);
     }
 
     /**
@@ -81,12 +39,12 @@ public final class SendWorkRequests implements AutoCloseable {
      * {@code RDMA_WRITE}, no SGEs, unsignaled). Returns this.
      */
     public SendWorkRequests fill(int count) {
-        Objects.checkFromIndexSize(0, count, capacity + 1);
+        Objects.checkFromIndexSize(0, count, capacity() + 1);
         for (int i = 0; i < count; i++) {
             wrs.set(JAVA_LONG, WR * i + Structs.SEND_NEXT, i + 1 < count ? wrs.address() + WR * (i + 1) : 0L);
         }
         this.count = count;
-        this.badIndex = -1;
+        badIndex(-1);
         return this;
     }
 
@@ -98,8 +56,8 @@ public final class SendWorkRequests implements AutoCloseable {
 
     /** Set the number of SGEs of work request {@code i} to {@code n <= maxSge} (entries keep their contents). */
     public SendWorkRequests numSge(int i, int n) {
-        if (n < 0 || n > maxSge) {
-            throw new IllegalArgumentException("work request " + i + ": " + n + " SGEs, at most " + maxSge);
+        if (n < 0 || n > maxSge()) {
+            throw new IllegalArgumentException("work request " + i + ": " + n + " SGEs, at most " + maxSge());
         }
         wrs.set(JAVA_INT, WR * i + Structs.SEND_NUM_SGE, n);
         return this;
@@ -116,7 +74,7 @@ public final class SendWorkRequests implements AutoCloseable {
      */
     public int add(long wrId, Opcode opcode, int flags) {
         int i = count;
-        if (i == capacity) {
+        if (i == capacity()) {
             return -1;
         }
         long base = WR * i;
@@ -141,13 +99,10 @@ public final class SendWorkRequests implements AutoCloseable {
     public SendWorkRequests sge(int i, long addr, int length, int lkey) {
         long base = WR * i;
         int n = wrs.get(JAVA_INT, base + Structs.SEND_NUM_SGE);
-        if (n == maxSge) {
-            throw new IllegalStateException("work request " + i + " already has " + maxSge + " SGEs");
+        if (n == maxSge()) {
+            throw new IllegalStateException("work request " + i + " already has " + maxSge() + " SGEs");
         }
-        long s = SGE * ((long) maxSge * i + n);
-        sges.set(JAVA_LONG, s + Structs.SGE_ADDR, addr);
-        sges.set(JAVA_INT, s + Structs.SGE_LENGTH, length);
-        sges.set(JAVA_INT, s + Structs.SGE_LKEY, lkey);
+        putSge(i, n, addr, length, lkey);
         wrs.set(JAVA_INT, base + Structs.SEND_NUM_SGE, n + 1);
         return this;
     }
@@ -168,10 +123,7 @@ public final class SendWorkRequests implements AutoCloseable {
         if (j < 0 || j >= numSge(i)) {
             throw new IndexOutOfBoundsException("work request " + i + " has " + numSge(i) + " SGEs, not " + (j + 1));
         }
-        long s = SGE * ((long) maxSge * i + j);
-        sges.set(JAVA_LONG, s + Structs.SGE_ADDR, addr);
-        sges.set(JAVA_INT, s + Structs.SGE_LENGTH, length);
-        sges.set(JAVA_INT, s + Structs.SGE_LKEY, lkey);
+        putSge(i, j, addr, length, lkey);
         return this;
     }
 
@@ -267,18 +219,6 @@ public final class SendWorkRequests implements AutoCloseable {
         return wrs.get(JAVA_INT, WR * i + Structs.SEND_NUM_SGE);
     }
 
-    public long sgeAddr(int i, int j) {
-        return sges.get(JAVA_LONG, SGE * ((long) maxSge * i + j) + Structs.SGE_ADDR);
-    }
-
-    public int sgeLength(int i, int j) {
-        return sges.get(JAVA_INT, SGE * ((long) maxSge * i + j) + Structs.SGE_LENGTH);
-    }
-
-    public int sgeLkey(int i, int j) {
-        return sges.get(JAVA_INT, SGE * ((long) maxSge * i + j) + Structs.SGE_LKEY);
-    }
-
     /** Sum of the SGE lengths of work request {@code i}. */
     public long length(int i) {
         long sum = 0;
@@ -311,40 +251,5 @@ public final class SendWorkRequests implements AutoCloseable {
 
     public int remoteQkey(int i) {
         return wrs.get(JAVA_INT, WR * i + Structs.SEND_UD_REMOTE_QKEY);
-    }
-
-    /**
-     * Index of the first work request the last failed post did not accept (verbs' {@code bad_wr}),
-     * or -1 after a successful post.
-     */
-    /** An 8-byte native slot for a provider's {@code bad_wr} out-parameter (provider use). */
-    public MemorySegment badWrSlot() {
-        return badWr;
-    }
-
-    public int badIndex() {
-        return badIndex;
-    }
-
-    /** Set by providers when a post fails. */
-    public void badIndex(int index) {
-        this.badIndex = index;
-    }
-
-    /** The native chain: the first {@code struct ibv_send_wr}, valid while the list is open. */
-    public MemorySegment segment() {
-        return wrs;
-    }
-
-    /** Native address of work request {@code i} (to compare with a returned {@code bad_wr}). */
-    public long address(int i) {
-        return wrs.address() + WR * i;
-    }
-
-    @Override
-    public void close() {
-        if (arena.scope().isAlive()) {
-            arena.close();
-        }
     }
 }

@@ -38,6 +38,9 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+// Length: about 700 lines because one verbs object carries three transports (RC/UD through the
+// provider's post_send, SRD through the ibv_wr_* batch API and efadv) with their state transitions
+// and connection attributes; the pieces that stand alone already live apart (SendRing, Path, Ports).
 /**
  * An {@code ibv_qp}: RC and UD through {@code ibv_create_qp} (or {@code ibv_create_qp_ex} through a
  * parent domain), SRD through {@code efadv_create_qp_ex}. RC/UD posts go straight to the provider's
