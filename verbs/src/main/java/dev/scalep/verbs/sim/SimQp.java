@@ -52,6 +52,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * retires when it executes. Error completions are always written. Flushing (ERR) writes
  * WR_FLUSH_ERR for every WQE not yet executed, in post order; executed unsignaled WQEs retire
  * silently, as on hardware.
+ *
+ * <p>Above 600 lines because the verbs API, the post path and the state machine share the QP and
+ * engine locks and every transition; what could leave did (the roles named above).
  */
 final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     final SimPd pd;
