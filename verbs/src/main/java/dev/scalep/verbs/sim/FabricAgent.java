@@ -132,9 +132,9 @@ final class FabricAgent implements MessageHandler, Runnable {
             case MSG_REQUEST -> request(buffer, index, length);
             case MSG_RESPONSE -> response(buffer, index, length);
             case MSG_ACCESS_ERROR -> {
-                if (length >= 4) {
+                if (length >= 4) { // a notice for an earlier incarnation of the QP (before a reset) is stale
                     SimQp t = dev.qps.get(buffer.getInt(index));
-                    if (t != null) {
+                    if (t != null && (length < 8 || t.incarnation == buffer.getInt(index + 4))) {
                         t.responderAccessError();
                     }
                 }
@@ -236,15 +236,15 @@ final class FabricAgent implements MessageHandler, Runnable {
                 return WcStatus.SUCCESS;
             }
             long need = len + (ud ? 40 : 0);
-            int fault = SimEngine.receiveFault(q, r, t, need, ud, src);
-            if (fault != SimEngine.FIT) {
+            int fault = Receives.fault(q, r, t, need, ud, src);
+            if (fault != Receives.FIT) {
                 failTarget = !ud;
                 result = fault;
             } else {
                 if (ud) {
-                    SimEngine.scatterSegment(q, r, 0, dev.grh, 0, 40, t.dev);
+                    Receives.scatter(q, r, 0, dev.grh, 0, 40, t.dev);
                 }
-                SimEngine.scatterSegment(q, r, ud ? 40 : 0, data, dataOff, len, t.dev);
+                Receives.scatter(q, r, ud ? 40 : 0, data, dataOff, len, t.dev);
                 q.pop();
                 boolean hasImm = o == Opcode.SEND_WITH_IMM;
                 t.recvCq.push(rid, WcStatus.SUCCESS, WcOpcode.RECV, (int) need, hasImm ? imm : 0, hasImm, t.qpn, src);

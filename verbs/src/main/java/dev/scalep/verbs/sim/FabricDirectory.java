@@ -9,6 +9,7 @@ import static dev.scalep.verbs.sim.FabricLayout.MAX_FILES;
 import static dev.scalep.verbs.sim.FabricLayout.MAX_PROCS;
 import static dev.scalep.verbs.sim.FabricLayout.MR_ACCESS;
 import static dev.scalep.verbs.sim.FabricLayout.MR_ADDRESS;
+import static dev.scalep.verbs.sim.FabricLayout.MR_EPOCH;
 import static dev.scalep.verbs.sim.FabricLayout.MR_FILE;
 import static dev.scalep.verbs.sim.FabricLayout.MR_FILE_OFFSET;
 import static dev.scalep.verbs.sim.FabricLayout.MR_KEY;
@@ -79,6 +80,7 @@ final class FabricDirectory {
         b.putLong(e + MR_FILE_OFFSET, fileOffset);
         b.putLong(e + MR_LENGTH, length);
         b.putLong(e + MR_ADDRESS, address);
+        b.putIntOrdered(e + MR_EPOCH, b.getInt(e + MR_EPOCH) + 1);
         b.putIntOrdered(e + MR_KEY, key);
     }
 
@@ -86,6 +88,7 @@ final class FabricDirectory {
         int e = mrEntry(fabric.slot, key);
         if (b.getIntVolatile(e + MR_KEY) == key) {
             b.putIntOrdered(e + MR_KEY, 0);
+            b.putIntOrdered(e + MR_EPOCH, b.getInt(e + MR_EPOCH) + 1);
         }
     }
 
@@ -141,23 +144,30 @@ final class FabricDirectory {
                 && (st == QpState.RTS.ordinal() || st == QpState.SQD.ordinal());
     }
 
+    /** The incarnation peer QP dqpn's entry shows now (0 for a QPN of no peer). */
+    int incarnationOf(int dqpn) {
+        int p = procOfQpn(dqpn);
+        return isPeer(p) ? b.getIntVolatile(qpEntry(p, dqpn) + QP_INCARNATION) : 0;
+    }
+
     /** The PD id of peer QP dqpn (after a successful {@link #checkQp}). */
     int pdOfQp(int dqpn) {
         return b.getInt(qpEntry(procOfQpn(dqpn), dqpn) + QP_PD);
     }
 
     /**
-     * Resolve {@code [raddr, raddr + len)} of peer MR {@code rkey} (owned by the same process as
-     * {@code dqpn}, in PD {@code pdId}, granting {@code need}) to an offset in the MR's shared file,
-     * written to {@code out[0]} with the file number in {@code out[1]}. Returns false on any
-     * mismatch, range or access violation.
+     * Resolve peer MR {@code rkey} (owned by the same process as {@code dqpn}, in PD {@code pdId},
+     * granting {@code need}) into {@code w}: its file number, file offset, address, length and the
+     * entry's epoch. Returns false on any mismatch or access violation, or when the entry's fields
+     * are out of range. The window stays valid while {@link #mrCurrent} holds.
      */
-    boolean resolveMr(int rkey, int dqpn, int pdId, long raddr, long len, int need, long[] out) {
+    boolean resolveMr(int rkey, int dqpn, int pdId, int need, MrWindow w) {
         int p = procOfKey(rkey);
         if (rkey <= 0 || p != procOfQpn(dqpn) || !isPeer(p)) {
             return false;
         }
         int e = mrEntry(p, rkey);
+        int epoch = b.getIntVolatile(e + MR_EPOCH);
         if (b.getIntVolatile(e + MR_KEY) != rkey) {
             return false;
         }
@@ -167,14 +177,22 @@ final class FabricDirectory {
         long fileOff = b.getLong(e + MR_FILE_OFFSET);
         long length = b.getLong(e + MR_LENGTH);
         long address = b.getLong(e + MR_ADDRESS);
-        if (b.getIntVolatile(e + MR_KEY) != rkey || pd != pdId || (access & need) == 0
-                || file < 0 || file >= MAX_FILES || fileOff < 0 || length < 0
-                || len < 0 || raddr < address || raddr - address > length - len
+        if (b.getIntVolatile(e + MR_KEY) != rkey || b.getIntVolatile(e + MR_EPOCH) != epoch || pd != pdId
+                || (access & need) == 0 || file < 0 || file >= MAX_FILES || fileOff < 0 || length < 0
                 || fileOff > Long.MAX_VALUE - length) {
             return false;
         }
-        out[0] = fileOff + (raddr - address);
-        out[1] = file;
+        w.set(rkey, dqpn, pdId, need, p, epoch, file, fileOff, address, length);
         return true;
+    }
+
+    /**
+     * Whether window {@code w}, resolved earlier in this engine run, still names the same
+     * registration: the MR entry is in the epoch it was read in (every publish and clear bumps it,
+     * so a deregistration or a new key shows) and the key is still published.
+     */
+    boolean mrCurrent(MrWindow w) {
+        int e = mrEntry(w.proc, w.rkey);
+        return b.getIntVolatile(e + MR_EPOCH) == w.epoch && b.getIntVolatile(e + MR_KEY) == w.rkey;
     }
 }

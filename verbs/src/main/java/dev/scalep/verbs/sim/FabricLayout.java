@@ -22,6 +22,8 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  *                 +.. MR directory: MR_SLOTS entries of MR_STRIDE bytes
  *                                    +0 key i32 (0 = none; written last) +4 access +8 pdId
  *                                    +12 fileNo +16 fileOffset i64 +24 length i64 +32 address i64
+ *                                    +40 epoch i32 (bumped by every publish and clear of the entry;
+ *                                        a compatible addition: it was zero padding before)
  * </pre>
  *
  * A QPN and an rkey name their owner: {@code id = generation | proc << slotBits | slot}, so the
@@ -55,7 +57,7 @@ final class FabricLayout {
             QP_INCARNATION = 24;
     static final int MR_STRIDE = 48;
     static final int MR_KEY = 0, MR_ACCESS = 4, MR_PD = 8, MR_FILE = 12, MR_FILE_OFFSET = 16, MR_LENGTH = 24,
-            MR_ADDRESS = 32;
+            MR_ADDRESS = 32, MR_EPOCH = 40;
 
     static final int QP_DIR = RING_BYTES;
     static final int MR_DIR = QP_DIR + QP_SLOTS * QP_STRIDE;

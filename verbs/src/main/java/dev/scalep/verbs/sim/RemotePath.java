@@ -8,6 +8,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
 import java.lang.foreign.MemorySegment;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -19,7 +20,9 @@ import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
  *
  * <p>One-sided operations (RDMA write and read) run here, like a NIC's DMA engine: the target QP's
  * and MR's directory entries are checked, the MR's shared file is mapped (first use) and the bytes
- * are copied; an access violation also tells the target to move its QP to ERR. Two-sided operations
+ * are copied; an access violation also tells the target to move its QP to ERR. The last MR resolved
+ * is kept for the rest of the engine run as an {@link MrWindow}, revalidated per WR by its entry's
+ * epoch; the target QP's entry is checked once per run. Two-sided operations
  * (send, send-with-immediate, write-with-immediate) need the target's receive queue and CQ, which
  * live in the target process: the request, payload included, goes into the target's inbound ring;
  * the target's NIC agent executes it and answers with a status (an RNR NAK when no receive is
@@ -50,7 +53,11 @@ final class RemotePath {
     private final long[] sentAt;
     private final long[] answered;
     private final int[] status;
-    private final long[] scratch = new long[2];
+    private final MrWindow window = new MrWindow();
+    /** The peer QP, access and engine run of the last successful {@link FabricDirectory#checkQp}. */
+    private int checkedQpn;
+    private int checkedNeed;
+    private long checkedRun = -1;
 
     RemotePath(SimQp qp, int cap) {
         this.qp = qp;
@@ -88,23 +95,18 @@ final class RemotePath {
 
     private int oneSided(int s, int dqpn, boolean read) {
         int need = read ? Access.REMOTE_READ : Access.REMOTE_WRITE;
-        int st = dir.checkQp(dqpn, qp.qpn, qp.type, need);
+        long run = qp.eng.runs;
+        int st = checkQp(dqpn, need, run);
         if (st == 0) {
-            int pd = dir.pdOfQp(dqpn);
             long len = sl.len[s];
-            if (!dir.resolveMr(sl.rkey[s], dqpn, pd, sl.raddr[s], len, need, scratch)) {
+            MrWindow w = resolve(run, sl.rkey[s], dqpn, dir.pdOfQp(dqpn), need);
+            long off = w == null ? -1 : w.offsetOf(sl.raddr[s], len);
+            if (off < 0) {
                 st = WcStatus.REM_ACCESS_ERR;
+            } else if (read) {
+                qp.eng.scatterFrom(s, w.mapping, off);
             } else {
-                MemorySegment m = mem.peer(procOfQpn(dqpn), (int) scratch[1]);
-                // bounds come from the mapping itself, never from the directory entry alone
-                long off = scratch[0];
-                if (m == null || off > m.byteSize() - len) {
-                    st = WcStatus.REM_ACCESS_ERR;
-                } else if (read) {
-                    qp.eng.scatterFrom(s, m, off);
-                } else {
-                    qp.eng.gather(s, 0, m, off, len);
-                }
+                qp.eng.gather(s, 0, w.mapping, off, len);
             }
         }
         if (st == WcStatus.REM_ACCESS_ERR && qp.type == QpType.RC) {
@@ -113,12 +115,70 @@ final class RemotePath {
         return st;
     }
 
+    /**
+     * {@link SimEngine#writeDirect}'s remote half: the checks of {@link #oneSided} for a write of
+     * {@code len} bytes from {@code src} at {@code srcOff}, and the copy; false (nothing written,
+     * nothing reported) when any check fails, so that the ordinary path reports it.
+     */
+    boolean writeDirect(int dqpn, MemorySegment src, long srcOff, long raddr, int rkey, long len) {
+        long run = qp.eng.runs;
+        if (checkQp(dqpn, Access.REMOTE_WRITE, run) != 0) {
+            return false;
+        }
+        MrWindow w = resolve(run, rkey, dqpn, dir.pdOfQp(dqpn), Access.REMOTE_WRITE);
+        long off = w == null ? -1 : w.offsetOf(raddr, len);
+        if (off < 0) {
+            return false;
+        }
+        if (len > 0) {
+            Receives.copy(src, srcOff, w.mapping, off, len);
+        }
+        return true;
+    }
+
+    /**
+     * The mapped window of peer MR rkey, reused while its directory entry is in the epoch it was
+     * read in, else resolved and mapped again; null when the directory or the mapping refuses it.
+     */
+    private MrWindow resolve(long run, int rkey, int dqpn, int pd, int need) {
+        MrWindow w = window;
+        if (w.matches(run, rkey, dqpn, pd, need) && dir.mrCurrent(w)) {
+            return w;
+        }
+        w.mapping = null;
+        if (!dir.resolveMr(rkey, dqpn, pd, need, w)) {
+            return null;
+        }
+        w.run = run;
+        w.mapping = mem.peer(w.proc, w.file);
+        return w.mapping == null ? null : w;
+    }
+
+    /**
+     * {@link FabricDirectory#checkQp} for a one-sided operation, once per engine run and peer QP:
+     * the WRs one run executes are one burst towards a QP whose state the run observed once.
+     */
+    private int checkQp(int dqpn, int need, long run) {
+        if (run == checkedRun && dqpn == checkedQpn && need == checkedNeed) {
+            return 0;
+        }
+        int st = dir.checkQp(dqpn, qp.qpn, qp.type, need);
+        if (st == 0) {
+            checkedQpn = dqpn;
+            checkedNeed = need;
+            checkedRun = run;
+        }
+        return st;
+    }
+
     private void notifyAccessError(int dqpn) {
         ManyToOneRingBuffer r = fabric.ring(procOfQpn(dqpn));
         try {
-            int i = r.tryClaim(MSG_ACCESS_ERROR, 4);
+            int inc = dir.incarnationOf(dqpn); // the incarnation the refused request met
+            int i = r.tryClaim(MSG_ACCESS_ERROR, 8);
             if (i > 0) {
                 r.buffer().putInt(i, dqpn);
+                r.buffer().putInt(i + 4, inc);
                 r.commit(i);
             }
         } catch (RuntimeException corrupt) {

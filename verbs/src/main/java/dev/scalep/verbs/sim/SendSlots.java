@@ -6,6 +6,8 @@ import dev.scalep.verbs.SendFlags;
 import dev.scalep.verbs.SendWorkRequests;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * The send queue's WQE slots of one QP (its engine lock held): each posted WR is copied into a free
@@ -14,6 +16,16 @@ import java.lang.foreign.MemorySegment;
  * later CQE retires it. Primitive arrays indexed by slot: nothing is allocated per WR.
  */
 final class SendSlots {
+    private static final VarHandle OUTSTANDING;
+
+    static {
+        try {
+            OUTSTANDING = MethodHandles.lookup().findVarHandle(SendSlots.class, "outstanding", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     final int cap;
     final int maxSge;
     final int maxInline;
@@ -42,7 +54,9 @@ final class SendSlots {
     int unretHead;
     int unretCount;
     long nextSeq;
+    /** WQEs posted and not retired, for racy readers: the engine's {@link #count}, published at the end of a post and of a run. */
     volatile int outstanding;
+    private int count;
 
     SendSlots(int cap, int maxSendSge, int maxInline) {
         this.cap = cap;
@@ -76,22 +90,17 @@ final class SendSlots {
         }
         freeTop = cap;
         pendHead = pendCount = unretHead = unretCount = 0;
+        count = 0;
         outstanding = 0;
     }
 
-    boolean hasFree() {
-        return freeTop > 0;
-    }
-
-    /** Copy WR i into a free slot and queue it; true when its payload was inlined. */
-    boolean enqueue(SendWorkRequests wrs, int i, QpType type, boolean sigAll, SimDevice dev) {
+    /** Copy WR i (validated: opcode o, flags f) into a free slot and queue it; true when its payload was inlined. */
+    boolean enqueue(SendWorkRequests wrs, int i, Opcode o, int f, QpType type, boolean sigAll, SimDevice dev) {
         int s = free[--freeTop];
-        Opcode o = Opcode.of(wrs.opcode(i));
-        int f = wrs.flags(i);
         wrId[s] = wrs.wrId(i);
         op[s] = o.ordinal();
         signaled[s] = sigAll || (f & SendFlags.SIGNALED) != 0;
-        imm[s] = wrs.imm(i);
+        imm[s] = o == Opcode.SEND_WITH_IMM || o == Opcode.RDMA_WRITE_WITH_IMM ? wrs.imm(i) : 0;
         raddr[s] = wrs.remoteAddr(i);
         rkey[s] = wrs.rkey(i);
         if (type.connectionless()) {
@@ -129,15 +138,42 @@ final class SendSlots {
         int p = pendHead + pendCount;
         pend[p >= cap ? p - cap : p] = s;
         pendCount++;
-        outstanding = outstanding + 1;
+        count++;
         return inline;
+    }
+
+    /**
+     * Record a WR the engine executed at post time ({@link SimEngine#writeDirect}) in a free slot:
+     * what its completion and retirement need. Returns the slot.
+     */
+    int executed(long id, Opcode o, boolean sig, long length) {
+        int s = free[--freeTop];
+        wrId[s] = id;
+        op[s] = o.ordinal();
+        signaled[s] = sig;
+        inlined[s] = false;
+        numSge[s] = 0;
+        len[s] = length;
+        seq[s] = nextSeq++;
+        count++;
+        return s;
+    }
+
+    /** One WQE retired (its slot is back on the free stack). */
+    void retired() {
+        count--;
+    }
+
+    /** Publish {@link #outstanding} (a release store: a plain store on x86, no fence per WR). */
+    void publish() {
+        OUTSTANDING.setRelease(this, count);
     }
 
     /** Inline copy at post time: the CPU reads the caller's buffer (through its MR when the lkey names one). */
     private void copyFromAddress(SimDevice dev, long addr, int lkey, int l, long dstOff) {
         SimMr mr = dev.mrs.get(lkey);
         if (mr != null && mr.contains(addr, l)) {
-            MemorySegment.copy(mr.segment, addr - mr.address, inl, dstOff, l);
+            Receives.copy(mr.segment, addr - mr.address, inl, dstOff, l);
         } else {
             MemorySegment.copy(MemorySegment.ofAddress(addr).reinterpret(l), 0, inl, dstOff, l);
         }

@@ -4,6 +4,8 @@ import dev.scalep.verbs.Access;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QpType;
+import dev.scalep.verbs.SendFlags;
+import dev.scalep.verbs.SendWorkRequests;
 import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WcStatus;
 
@@ -31,6 +33,17 @@ final class SimEngine {
     private final SimRecvQueue ownRq;
     private final boolean inOrder;
     private boolean holding;
+    /** The last MR named by an lkey of this send queue and by an rkey of its WRs (see {@link #mr}). */
+    private SimMr lastLocal;
+    private SimMr lastRemote;
+    /** The last QP of this process an RC WR went to (see {@link #localQp}). */
+    private SimQp lastTarget;
+    /** Engine runs so far: what a run checked of a peer's directory holds for the rest of that run. */
+    long runs;
+    /** The run's RC destination and whether it lives in another process (see {@link #newRun}). */
+    private int directDst;
+    private boolean directRemote;
+    private final boolean sigAll;
 
     SimEngine(SimQp qp, SendSlots sl, ReorderWindow w, SimRecvQueue ownRq) {
         this.qp = qp;
@@ -43,6 +56,7 @@ final class SimEngine {
         this.sendCq = qp.sendCq;
         this.ownRq = ownRq;
         this.inOrder = w == null;
+        this.sigAll = qp.attr.sigAll();
     }
 
     boolean holding() {
@@ -50,7 +64,72 @@ final class SimEngine {
     }
 
 
+    /**
+     * Start the run of one post (one doorbell); true when its RDMA writes may take
+     * {@link #writeDirect}: an in-order RC QP.
+     */
+    boolean newRun() {
+        runs++;
+        if (!inOrder || type != QpType.RC) {
+            return false;
+        }
+        directDst = qp.remoteQpn; // set at RTR, under this lock: fixed for the run
+        directRemote = qp.remote != null && RemotePath.isRemote(dev, directDst);
+        return true;
+    }
+
+    /**
+     * The post-time fast path of the common case: an RDMA write of one SGE, not inline, from an
+     * RTS QP with nothing queued ahead of it, whose local key, target QP (in this process or
+     * another), target MR and ranges all check out, is executed straight from the caller's WR
+     * (the same checks and copy {@link #execute} would make, without copying the WR into its slot
+     * first) and recorded in a slot as executed (completion, retirement and counting as usual).
+     * Anything else (any check failing included) returns false and the WR takes the ordinary
+     * path, which reports it.
+     */
+    boolean writeDirect(SendWorkRequests wrs, int i, Opcode o, int f) {
+        if (o != Opcode.RDMA_WRITE || (f & SendFlags.INLINE) != 0 || sl.pendCount != 0
+                || qp.state != QpState.RTS || wrs.numSge(i) != 1) {
+            return false;
+        }
+        int dst = directDst;
+        long addr = wrs.sgeAddr(i, 0);
+        long len = Integer.toUnsignedLong(wrs.sgeLength(i, 0));
+        SimMr mr = mr(wrs.sgeLkey(i, 0), false);
+        if (mr == null || mr.basePd != pd.base() || !mr.contains(addr, len)) {
+            return false;
+        }
+        long raddr = wrs.remoteAddr(i);
+        int rkey = wrs.rkey(i);
+        if (directRemote) {
+            if (!qp.remote.writeDirect(dst, mr.segment, addr - mr.address, raddr, rkey, len)) {
+                return false;
+            }
+        } else {
+            SimQp t = localQp(dst);
+            if (t == null || t.closed || !SimQp.receiving(t.state) || t.type != type || t.remoteQpn != qpn) {
+                return false;
+            }
+            SimMr m = remoteMr(rkey, raddr, len, t, Access.REMOTE_WRITE);
+            if (m == null) {
+                return false;
+            }
+            if (len > 0) {
+                Receives.copy(mr.segment, addr - mr.address, m.segment, raddr - m.address, len);
+            }
+        }
+        int s = sl.executed(wrs.wrId(i), o, sigAll || (f & SendFlags.SIGNALED) != 0, len);
+        completeSend(s, WcStatus.SUCCESS);
+        return true;
+    }
+
     void process() {
+        runs++;
+        step();
+        sl.publish();
+    }
+
+    private void step() {
         if (qp.state == QpState.ERR) {
             flushSq();
             if (ownRq != null) {
@@ -186,7 +265,7 @@ final class SimEngine {
             qp.remote.clear(s);
         }
         sl.free[sl.freeTop++] = s;
-        sl.outstanding = sl.outstanding - 1;
+        sl.retired();
     }
 
     /** Write the requester's completion for slot s (if signaled or an error) and retire. */
@@ -230,14 +309,56 @@ final class SimEngine {
         return fail(s, WcStatus.REM_ACCESS_ERR);
     }
 
+    /**
+     * The live MR with key {@code key}: the cached one while it is not deregistered (destroy sets
+     * its closed flag before the key is released), else the device's key table.
+     */
+    private SimMr mr(int key, boolean remote) {
+        SimMr m = remote ? lastRemote : lastLocal;
+        if (m != null && m.simId() == key && m.live()) {
+            return m;
+        }
+        m = dev.mrs.get(key);
+        if (m != null) {
+            if (remote) {
+                lastRemote = m;
+            } else {
+                lastLocal = m;
+            }
+        }
+        return m;
+    }
+
+    /**
+     * The QP of this process with QPN {@code qpn}, or null: the cached one when its QPN matches (a
+     * destroyed one is refused by the caller's closed check, as a missing one), else the table.
+     */
+    private SimQp localQp(int qpn) {
+        SimQp t = lastTarget;
+        if (t != null && t.qpn == qpn) {
+            return t;
+        }
+        t = dev.qps.get(qpn);
+        if (t != null) {
+            lastTarget = t;
+        }
+        return t;
+    }
+
     private int execute(int s) {
         Opcode o = OPS[sl.op[s]];
         SimQp t;
+        int dst;
+        boolean remote; // the target QP lives in another process of the fabric
         if (type == QpType.RC) {
-            t = dev.qps.get(qp.remoteQpn);
+            dst = qp.remoteQpn;
+            remote = qp.remote != null && RemotePath.isRemote(dev, dst);
+            t = remote ? null : localQp(dst);
         } else {
             SimAh ah = dev.ahs.get(sl.ahId[s]);
-            t = ah == null ? null : dev.qps.get(sl.dqpn[s]);
+            dst = sl.dqpn[s];
+            t = ah == null ? null : dev.qps.get(dst);
+            remote = t == null && ah != null && qp.remote != null && RemotePath.isRemote(dev, dst);
         }
         if (!sl.inlined[s]) {
             int st = checkLocal(s, o == Opcode.RDMA_READ);
@@ -245,19 +366,16 @@ final class SimEngine {
                 return fail(s, st);
             }
         }
-        if (t == null && qp.remote != null) {
-            int dst = type == QpType.RC ? qp.remoteQpn : sl.dqpn[s];
-            if ((type == QpType.RC || dev.ahs.get(sl.ahId[s]) != null) && RemotePath.isRemote(dev, dst)) {
-                int r = qp.remote.execute(s, o, dst);
-                if (r == RemotePath.WAIT) {
-                    return WAIT;
-                }
-                if (r == WcStatus.SUCCESS) {
-                    completeSend(s, r);
-                    return OK;
-                }
-                return fail(s, r);
+        if (remote) {
+            int r = qp.remote.execute(s, o, dst);
+            if (r == RemotePath.WAIT) {
+                return WAIT;
             }
+            if (r == WcStatus.SUCCESS) {
+                completeSend(s, r);
+                return OK;
+            }
+            return fail(s, r);
         }
         if (t == null || t.closed || !SimQp.receiving(t.state) || t.type != type
                 || (type == QpType.RC && t.remoteQpn != qpn)) {
@@ -279,7 +397,7 @@ final class SimEngine {
         SimPd base = pd.base();
         for (int j = 0, n = sl.numSge[s]; j < n; j++) {
             long l = Integer.toUnsignedLong(sl.sgeLen[b + j]);
-            SimMr mr = dev.mrs.get(sl.sgeLkey[b + j]);
+            SimMr mr = mr(sl.sgeLkey[b + j], false);
             if (mr == null || mr.basePd != base || !mr.contains(sl.sgeAddr[b + j], l)
                     || (localWrite && (mr.access & Access.LOCAL_WRITE) == 0)) {
                 return WcStatus.LOC_PROT_ERR;
@@ -289,8 +407,13 @@ final class SimEngine {
     }
 
     private SimMr remoteMr(int s, SimQp t, int need) {
-        SimMr m = dev.mrs.get(sl.rkey[s]);
-        if (m == null || m.basePd != t.pd.base() || !m.contains(sl.raddr[s], sl.len[s]) || (m.access & need) == 0
+        return remoteMr(sl.rkey[s], sl.raddr[s], sl.len[s], t, need);
+    }
+
+    /** Target QP t's MR {@code rkey}, when it holds {@code [raddr, raddr + len)} and grants {@code need}; else null. */
+    private SimMr remoteMr(int rkey, long raddr, long len, SimQp t, int need) {
+        SimMr m = mr(rkey, true);
+        if (m == null || m.basePd != t.pd.base() || !m.contains(raddr, len) || (m.access & need) == 0
                 || (t.accessFlags() & need) == 0) {
             return null;
         }
@@ -340,9 +463,9 @@ final class SimEngine {
         int b = s * sl.maxSge;
         for (int j = 0, n = sl.numSge[s]; j < n; j++) {
             long l = Integer.toUnsignedLong(sl.sgeLen[b + j]);
-            SimMr mr = dev.mrs.get(sl.sgeLkey[b + j]);
+            SimMr mr = mr(sl.sgeLkey[b + j], false);
             if (mr != null && l > 0) {
-                MemorySegment.copy(src, srcOff, mr.segment, sl.sgeAddr[b + j] - mr.address, l);
+                Receives.copy(src, srcOff, mr.segment, sl.sgeAddr[b + j] - mr.address, l);
             }
             srcOff += l;
         }
@@ -361,16 +484,16 @@ final class SimEngine {
                 return noReceive(s, q);
             }
             long rid = q.wrId(r);
-            int fault = receiveFault(q, r, t, need, ud, qpn);
+            int fault = Receives.fault(q, r, t, need, ud, qpn);
             if (fault == WcStatus.SUCCESS) {
                 completeSend(s, fault); // UD: the receive failed, the sender never learns
                 result = OK;
-            } else if (fault != FIT) {
+            } else if (fault != Receives.FIT) {
                 failTarget = true;
                 result = fail(s, fault);
             } else {
                 if (ud) {
-                    scatterSegment(q, r, 0, dev.grh, 0, 40, dev);
+                    Receives.scatter(q, r, 0, dev.grh, 0, 40, dev);
                 }
                 scatterSlot(q, r, ud ? 40 : 0, s);
                 q.pop();
@@ -386,44 +509,6 @@ final class SimEngine {
             t.nudge();
         }
         return result;
-    }
-
-    /** {@link #receiveFault}: the receive takes the message. */
-    static final int FIT = -1;
-
-    /**
-     * The responder's checks of receive r for a message of {@code need} bytes (caller holds
-     * q.lock): {@link #FIT}, or the receive is consumed with LOC_LEN_ERR or LOC_PROT_ERR, a
-     * reliable target moves to ERR, and the requester's status is returned (REM_INV_REQ_ERR for
-     * length, REM_OP_ERR otherwise; SUCCESS for UD, whose sender never learns).
-     */
-    static int receiveFault(SimRecvQueue q, int r, SimQp t, long need, boolean ud, int srcQpn) {
-        int recvProt = q.capacityOf(r) < need ? WcStatus.LOC_LEN_ERR : checkRecv(q, r, t);
-        if (recvProt == 0) {
-            return FIT;
-        }
-        long rid = q.wrId(r);
-        q.pop();
-        t.recvCq.push(rid, recvProt, WcOpcode.RECV, 0, 0, false, t.qpn, srcQpn);
-        if (ud) {
-            return WcStatus.SUCCESS;
-        }
-        t.moveToError();
-        return recvProt == WcStatus.LOC_LEN_ERR ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
-    }
-
-    /** Receiver-side lkey check of receive slot r (caller holds q.lock). */
-    static int checkRecv(SimRecvQueue q, int r, SimQp t) {
-        SimPd base = t.pd.base();
-        for (int j = 0, n = q.numSge(r); j < n; j++) {
-            SimMr mr = t.dev.mrs.get(q.sgeLkey(r, j));
-            long l = Integer.toUnsignedLong(q.sgeLen(r, j));
-            if (mr == null || mr.basePd != base || !mr.contains(q.sgeAddr(r, j), l)
-                    || (mr.access & Access.LOCAL_WRITE) == 0) {
-                return WcStatus.LOC_PROT_ERR;
-            }
-        }
-        return 0;
     }
 
     /** No receive at the target (caller holds q.lock). */
@@ -445,7 +530,7 @@ final class SimEngine {
             return;
         }
         if (sl.inlined[s]) {
-            MemorySegment.copy(sl.inl, (long) s * sl.maxInline + from, dst, dstOff, n);
+            Receives.copy(sl.inl, (long) s * sl.maxInline + from, dst, dstOff, n);
             return;
         }
         int b = s * sl.maxSge;
@@ -455,9 +540,9 @@ final class SimEngine {
             if (from < pos + l) {
                 long within = from - pos;
                 long chunk = Math.min(l - within, n);
-                SimMr mr = dev.mrs.get(sl.sgeLkey[b + j]);
+                SimMr mr = mr(sl.sgeLkey[b + j], false);
                 if (mr != null) {
-                    MemorySegment.copy(mr.segment, sl.sgeAddr[b + j] - mr.address + within, dst, dstOff, chunk);
+                    Receives.copy(mr.segment, sl.sgeAddr[b + j] - mr.address + within, dst, dstOff, chunk);
                 }
                 dstOff += chunk;
                 from += chunk;
@@ -489,23 +574,4 @@ final class SimEngine {
         }
     }
 
-    /** Scatter {@code n} bytes of {@code seg} from {@code src} into receive r from receive offset {@code at}. */
-    static void scatterSegment(SimRecvQueue q, int r, long at, MemorySegment seg, long src, long n, SimDevice dev) {
-        long pos = 0;
-        for (int j = 0, k = q.numSge(r); j < k && n > 0; j++) {
-            long l = Integer.toUnsignedLong(q.sgeLen(r, j));
-            if (at < pos + l) {
-                long within = at - pos;
-                long chunk = Math.min(l - within, n);
-                SimMr mr = dev.mrs.get(q.sgeLkey(r, j));
-                if (mr != null) {
-                    MemorySegment.copy(seg, src, mr.segment, q.sgeAddr(r, j) - mr.address + within, chunk);
-                }
-                src += chunk;
-                at += chunk;
-                n -= chunk;
-            }
-            pos += l;
-        }
-    }
 }

@@ -35,6 +35,11 @@ final class SimMr implements MemoryRegion, SlotTable.Entry {
         return key;
     }
 
+    /** Whether the region is still registered (the data path's check of a cached MR). */
+    boolean live() {
+        return !closed;
+    }
+
     /** Whether [addr, addr+len) lies inside the region. */
     boolean contains(long addr, long len) {
         return addr >= address && len >= 0 && addr - address <= length - len;

@@ -153,6 +153,31 @@ class SimFabricTest {
     }
 
     @Test
+    void aDeregisteredTargetMrIsRefusedAtTheNextWriteAfterAStreamToIt() {
+        for (boolean cross : new boolean[] {true, false}) { // the MR window of a peer, the cached MR in-process
+            String job = job("dereg" + cross);
+            SimDevice d = mlx5(job);
+            try (Side a = new Side(cross ? mlx5(job) : d); Side b = new Side(d)) {
+                connect(a, b);
+                a.mem.set(JAVA_LONG_UNALIGNED, 0, 0x1122334455667788L);
+                long base = b.mr.address();
+                int rkey = b.mr.rkey();
+                for (int k = 0; k < 3; k++) { // the initiator now caches the target MR
+                    assertEquals(0, a.post(Opcode.RDMA_WRITE, 0, 8, base + 8L * k, rkey));
+                    assertEquals(WcStatus.SUCCESS, a.status(), "cross=" + cross);
+                    assertEquals(0x1122334455667788L, b.mem.get(JAVA_LONG_UNALIGNED, 8L * k));
+                }
+                b.mr.deregister();
+                MemoryRegion again = b.pd.register(b.mem, Access.ALL_RDMA); // same memory, same directory slot
+                assertNotEquals(rkey, again.rkey());
+                assertEquals(0, a.post(Opcode.RDMA_WRITE, 0, 8, base + 64, rkey));
+                assertEquals(WcStatus.REM_ACCESS_ERR, a.status(), "cross=" + cross);
+                assertEquals(0L, b.mem.get(JAVA_LONG_UNALIGNED, 64), "nothing was written through the stale key");
+            }
+        }
+    }
+
+    @Test
     void peersInOneProcessTakeTheInProcessPath() {
         SimDevice d = mlx5(job("local"));
         try (Side a = new Side(d); Side b = new Side(d); RecvWorkRequests r = new RecvWorkRequests(1, 1)) {
