@@ -168,6 +168,13 @@ final class Fabric {
                             throw e;
                         }
                     }
+                } catch (NoSuchFileException e) {
+                    // Unlinked by the last process leaving between our open and a look at the path: the
+                    // next open creates a fresh file.
+                    closeQuietly(ch);
+                    if (attempt > 100) {
+                        throw fail(deviceName, Errno.EAGAIN, path + " keeps being removed: " + e);
+                    }
                 } catch (IOException e) {
                     closeQuietly(ch);
                     throw fail(deviceName, Errno.EIO, "cannot open fabric segment " + path + ": " + e);
