@@ -22,10 +22,12 @@ public final class Warmup {
 
     /**
      * At least this many messages are posted in warm-up in all, as long as that is at most ten
-     * configurations' worth: a plan of one or two levels repeats their warm-up runs (a sweep of the
-     * six categories posts about this many in one pass).
+     * configurations' worth: the passes over a plan's levels repeat until then. A single level
+     * measured from a fresh JVM at 4 threads was still getting faster after 8 million messages
+     * (its first 2-million-message repeats 20-30% below the later ones), so less than this leaves the first
+     * repeats of a small plan on code that is still being compiled.
      */
-    public static final long MIN_TOTAL = 3_000_000;
+    public static final long MIN_TOTAL = 20_000_000;
 
     /**
      * Run each distinct level and variant of {@code points} with the messages of {@code w}, 400 000

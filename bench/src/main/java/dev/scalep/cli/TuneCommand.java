@@ -17,10 +17,14 @@ import dev.scalep.policies.Policy;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import dev.scalep.verbs.ResourceUsage;
+import dev.scalep.spmd.World;
+import dev.scalep.bench.tune.ForkedSweep;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -90,7 +94,7 @@ final class TuneCommand implements Callable<Integer> {
             description = "What \"fewest resources\" compares first (default uar-pages,qps,memory); unnamed ones follow in that order.")
     String order;
 
-    @Option(names = "--messages", paramLabel = "N", description = "Messages per candidate and repeat over all threads (default 1000000; --quick 200000).")
+    @Option(names = "--messages", paramLabel = "N", description = "Messages per candidate and repeat over all threads (default 2000000; --quick 1000000).")
     Long messages;
 
     @Option(names = "--repeat", paramLabel = "N", description = "Timed repeats per candidate (default 5; --quick 3).")
@@ -119,7 +123,7 @@ final class TuneCommand implements Callable<Integer> {
         }
         ChoiceRule rule = new ChoiceRule(within == null ? null : percent(within), maxUarPages, maxQps,
                 maxMemory == null ? null : bytes(maxMemory), order == null ? null : Resource.parseOrder(order));
-        long total = messages != null ? messages : quick ? 200_000 : 1_000_000;
+        long total = messages != null ? messages : quick ? 1_000_000 : 2_000_000;
         if (total < threads || total > 1_000_000_000L) {
             throw new UserException("--messages: " + total + " is out of range " + threads + "..1000000000");
         }
@@ -145,29 +149,97 @@ final class TuneCommand implements Callable<Integer> {
         }
         Choice.requireBudget(unmeasured, rule);
 
-        System.out.println("scalep policy tune on " + dev.name() + ": " + threads + " threads, " + workload.describe() + ", "
-                + entries.size() + " candidates x " + repeats + " repeats (+2 warm-up runs each), " + perThread * threads
-                + " messages per repeat");
-        System.out.println("rule: " + rule.describe());
-        System.out.print("warming up the JIT ...");
-        System.out.flush();
-        Warmup.run(dev, entries.stream().map(TuneCandidates.Entry::point).toList(), workload);
-        System.out.println(" done");
-
-        List<Measurement> all = new ArrayList<>();
-        List<Candidate> candidates = new ArrayList<>();
-        for (TuneCandidates.Entry e : entries) {
-            List<Measurement> ms = SweepRunner.run(dev, e.point(), workload, repeats, Math.max(1, perThread / 2), m -> { });
-            all.addAll(ms);
-            Stats s = Stats.of(ms.stream().mapToDouble(Measurement::mmsgPerSec).toArray());
-            ResourceUsage r = ms.getFirst().resources();
-            Candidate c = new Candidate(e.name(), s.median(), s.min(), s.max(), r.uarPages(), r.qps(), r.memoryBytes());
-            candidates.add(c);
-            System.out.printf(Locale.ROOT, "  %-36s %9.3f Mmsg/s  (%.3f..%.3f)  %3d UAR pages %4d QPs %10s%n", e.name(),
-                    c.median(), c.min(), c.max(), c.uarPages(), c.qps(), SweepCommand.bytes(c.memoryBytes()));
+        try (World world = World.open()) {
+            if (world.size() > 2) {
+                throw new UserException("policy tune runs on one rank, or on two (sender threads on rank 0, receivers on "
+                        + "rank 1): launch it with mpirun -np 2, not " + world.size());
+            }
+            if (world.size() == 2 && workload.op() == Workload.Op.SEND) {
+                throw new UserException("--op send: two ranks measure write and read (a receiver thread reposts each receive "
+                        + "in one process); run a send tune on one rank");
+            }
+            if (world.rank() != 0) { // rank 1 holds the receivers: silent, and it writes nothing
+                measure(world, dev, workload, entries, perThread, repeats, new PrintStream(OutputStream.nullOutputStream()));
+                return 0;
+            }
+            System.out.println("scalep policy tune on " + dev.name() + (world.size() == 2 ? ", sender threads on rank 0, "
+                    + "receivers on rank 1" : "") + ": " + threads + " threads, " + workload.describe() + ", "
+                    + entries.size() + " candidates x " + repeats + " repeats (+2 warm-up runs each), " + perThread * threads
+                    + " messages per repeat");
+            System.out.println("rule: " + rule.describe());
+            List<Measurement> all;
+            try {
+                all = measure(world, dev, workload, entries, perThread, repeats, System.out);
+            } catch (IllegalStateException failed) { // a candidate's sweep failed: its own words, nothing written
+                System.err.println("policy tune: " + failed.getMessage());
+                return 1;
+            }
+            List<Candidate> candidates = new ArrayList<>();
+            for (int i = 0; i < entries.size(); i++) {
+                candidates.add(candidate(entries.get(i), all.subList(i * repeats, (i + 1) * repeats)));
+            }
+            return decide(dev, workload, features, rule, perThread * threads, repeats, world.size(), entries, candidates, all);
         }
+    }
+
+    /**
+     * Measure every candidate, {@code repeats} measurements each, in order. One rank: each in a JVM
+     * of its own ({@link ForkedSweep}), a line printed as each is done. Two ranks: in these two JVMs,
+     * senders here on rank 0, the receivers on rank 1 (which gets no measurements).
+     */
+    private static List<Measurement> measure(World world, Device dev, Workload workload, List<TuneCandidates.Entry> entries,
+                                             long perThread, int repeats, PrintStream say) throws Exception {
+        List<Measurement> all = new ArrayList<>();
+        if (world.size() == 1) {
+            say.println("each candidate runs in a JVM of its own, as its reproduce line will (scalep sweep --policy)");
+            try (ForkedSweep fork = new ForkedSweep(Main.class.getName())) {
+                for (int i = 0; i < entries.size(); i++) {
+                    TuneCandidates.Entry e = entries.get(i);
+                    String yaml = Policy.of("candidate.yaml", e.cls()).effective(dev).toYaml();
+                    List<Measurement> ms = fork.measure(e.name(), yaml, e.point(), workload, perThread * e.point().threads(),
+                            repeats);
+                    if (ms.size() != repeats) {
+                        throw new IllegalStateException("candidate '" + e.name() + "': " + ms.size() + " measurements, not "
+                                + repeats);
+                    }
+                    all.addAll(ms);
+                    print(say, i + 1, entries.size(), candidate(e, ms));
+                }
+            }
+            return all;
+        }
+        say.print("warming up the JIT ...");
+        say.flush();
+        Warmup.run(dev, entries.stream().map(TuneCandidates.Entry::point).toList(), workload);
+        say.println(" done");
+        for (int i = 0; i < entries.size(); i++) {
+            TuneCandidates.Entry e = entries.get(i);
+            List<Measurement> ms = SweepRunner.run(world, dev, e.point(), workload, repeats, Math.max(1, perThread / 2), m -> { });
+            if (world.rank() == 0) {
+                all.addAll(ms);
+                print(say, i + 1, entries.size(), candidate(e, ms));
+            }
+        }
+        return all;
+    }
+
+    private static Candidate candidate(TuneCandidates.Entry e, List<Measurement> ms) {
+        Stats s = Stats.of(ms.stream().mapToDouble(Measurement::mmsgPerSec).toArray());
+        ResourceUsage r = ms.getFirst().resources();
+        return new Candidate(e.name(), s.median(), s.min(), s.max(), r.uarPages(), r.qps(), r.memoryBytes());
+    }
+
+    private static void print(PrintStream say, int k, int n, Candidate c) {
+        say.printf(Locale.ROOT, "  [%2d/%d] %-36s %9.3f Mmsg/s  (%.3f..%.3f)  %3d UAR pages %4d QPs %10s%n", k, n, c.name(),
+                c.median(), c.min(), c.max(), c.uarPages(), c.qps(), SweepCommand.bytes(c.memoryBytes()));
+    }
+
+    /** Choose, write the policy file (and the results when asked), print the decision. */
+    private int decide(Device dev, Workload workload, TuneCandidates.Features features, ChoiceRule rule, long messages,
+                       int repeats, int ranks, List<TuneCandidates.Entry> entries, List<Candidate> candidates,
+                       List<Measurement> all) throws IOException {
         Choice choice = Choice.choose(candidates, rule);
-        TuneReport report = new TuneReport(dev.name(), threads, workload, features, rule, perThread * threads, repeats,
+        TuneReport report = new TuneReport(dev.name(), threads, workload, features, rule, messages, repeats, ranks,
                 candidates, choice);
         TuneCandidates.Entry chosen = entries.get(candidates.indexOf(choice.chosen()));
         String yaml = Policy.of(out.getFileName().toString(), chosen.cls()).effective(dev).toYaml();
@@ -186,7 +258,8 @@ final class TuneCommand implements Callable<Integer> {
             settings.put("tune", rule.describe());
             settings.put("op", workload.op().spelling());
             settings.put("payloadBytes", workload.size());
-            settings.put("messagesPerConfiguration", perThread * threads);
+            settings.put("messagesPerConfiguration", messages);
+            settings.put("ranks", ranks);
             settings.put("repeats", repeats);
             ResultsWriter.write(results, all, settings);
             for (Path c : Charts.write(results, all)) {

@@ -18,11 +18,13 @@ import java.util.Locale;
  * @param rule      the choice rule
  * @param messages  messages per repeat over all threads
  * @param repeats   timed repeats per candidate
+ * @param ranks     1: each candidate measured by {@code scalep sweep --policy} in a JVM of its own; 2: senders on
+ *                  rank 0 and receivers on rank 1 of a launched job, every candidate in the same two JVMs
  * @param candidates every candidate measured, in measuring order
  * @param choice    the decision
  */
 public record TuneReport(String device, int threads, Workload workload, TuneCandidates.Features features, ChoiceRule rule,
-                         long messages, int repeats, List<Candidate> candidates, Choice choice) {
+                         long messages, int repeats, int ranks, List<Candidate> candidates, Choice choice) {
 
     /** The candidate table, one line each; {@code prefix} starts every line ("# " in the policy file). */
     public String table(String prefix) {
@@ -70,7 +72,7 @@ public record TuneReport(String device, int threads, Workload workload, TuneCand
 
     /** The command that measures the chosen class again, on the same device, with the same workload and counts. */
     public String reproduce(String policyFile) {
-        StringBuilder sb = new StringBuilder("scalep sweep --policy ").append(policyFile).append(" --device ").append(device)
+        StringBuilder sb = new StringBuilder(ranks == 2 ? "mpirun -np 2 scalep sweep --policy " : "scalep sweep --policy ").append(policyFile).append(" --device ").append(device)
                 .append(" --threads ").append(threads).append(" --messages ").append(messages).append(" --repeat ").append(repeats);
         if (workload.op() != Workload.DEFAULT.op()) {
             sb.append(" --op ").append(workload.op().spelling());
@@ -97,6 +99,8 @@ public record TuneReport(String device, int threads, Workload workload, TuneCand
         sb.append("# measured: ").append(candidates.size()).append(" candidates, each ").append(messages)
                 .append(" messages per repeat over ").append(threads).append(" threads, ").append(repeats)
                 .append(" timed repeats after 2 untimed ones; rates in million messages/s\n");
+        sb.append(ranks == 2 ? "# measured across 2 ranks (senders on rank 0, receivers on rank 1), all candidates in the same two JVMs\n"
+                : "# each candidate measured as the reproduce line measures the chosen one: scalep sweep --policy, in a JVM of its own\n");
         for (String d : decision()) {
             sb.append("# ").append(d).append('\n');
         }
