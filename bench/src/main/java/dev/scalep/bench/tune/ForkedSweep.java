@@ -88,13 +88,19 @@ public final class ForkedSweep implements AutoCloseable {
         }
     }
 
-    /** This JVM's java, its options and class path, and the command line's main class. */
+    /** This JVM's java, its options (less a debugger or a flight recording) and class path, and the command line's main class. */
     private List<String> javaCommand() {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> cmd = new ArrayList<>();
         cmd.add(java);
-        cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            // a debugger's port or a flight recording's file belongs to this JVM, not to the sweeps it starts
+            if (!arg.startsWith("-agentlib:jdwp") && !arg.startsWith("-XX:StartFlightRecording")
+                    && !arg.startsWith("-XX:+StartFlightRecording")) {
+                cmd.add(arg);
+            }
+        }
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(mainClass);
