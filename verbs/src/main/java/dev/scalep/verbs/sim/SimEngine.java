@@ -79,7 +79,8 @@ final class SimEngine {
     }
 
     /**
-     * The post-time fast path of the common case: an RDMA write of one SGE, not inline, from an
+     * The post-time fast path of the common case: an RDMA write of one SGE (inline or not: either
+     * way its payload is read at post time here, which is what inline promises) from an
      * RTS QP with nothing queued ahead of it, whose local key, target QP (in this process or
      * another), target MR and ranges all check out, is executed straight from the caller's WR
      * (the same checks and copy {@link #execute} would make, without copying the WR into its slot
@@ -88,7 +89,7 @@ final class SimEngine {
      * path, which reports it.
      */
     boolean writeDirect(SendWorkRequests wrs, int i, Opcode o, int f) {
-        if (o != Opcode.RDMA_WRITE || (f & SendFlags.INLINE) != 0 || sl.pendCount != 0
+        if (o != Opcode.RDMA_WRITE || sl.pendCount != 0
                 || qp.state != QpState.RTS || wrs.numSge(i) != 1) {
             return false;
         }

@@ -539,6 +539,9 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
                 break;
             }
             if (direct && eng.writeDirect(wrs, i, o, f)) {
+                if ((f & SendFlags.INLINE) != 0) {
+                    inlineWqes++; // copied from the caller's buffer at post time, as an inline WQE is
+                }
                 posted++;
                 continue;
             }
