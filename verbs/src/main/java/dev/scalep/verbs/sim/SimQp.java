@@ -96,6 +96,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     volatile int incarnation;
     /** The path to QPs of other processes; null when the device is not on a fabric. */
     final RemotePath remote;
+    /** Post-time execution of plain RDMA writes; null unless the QP is RC on an in-order device. */
+    private final DirectWrites direct;
 
 
     // Counters (written under the engine lock; read racily).
@@ -135,6 +137,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         this.win = inOrder ? null : new ReorderWindow(Math.max(1, dev.efaWindow), cap, dev.efaSeed, qpn);
         this.eng = new SimEngine(this, sl, win, ownRq);
         this.remote = dev.fabric() == null ? null : new RemotePath(this, cap);
+        this.direct = inOrder && type == QpType.RC
+                ? new DirectWrites(this, supported[Opcode.RDMA_WRITE.ordinal()], caps.unsignaled()) : null;
         var conn = attr.connection();
         var port = conn.selectPort("ibv_create_qp", dev.name(), dev.ports());
         this.srcGid = conn.selectGid("ibv_create_qp", dev.name(), port).gid();
@@ -524,11 +528,12 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             wrs.badIndex(from);
             return Errno.EINVAL;
         }
-        int posted = 0;
+        eng.newRun(); // one doorbell: one run of the engine
+        int room = sl.room(); // WRs executed at post time retire early, but the list must fit as a whole
+        int i = direct == null ? from : direct.run(wrs, from, from + n, room);
+        int posted = i - from;
         int rc = 0;
-        boolean direct = eng.newRun(); // one doorbell: one run of the engine
-        int room = sl.freeTop; // WRs executed at post time retire early, but the list must fit as a whole
-        for (int i = from; i < from + n; i++) {
+        for (; i < from + n; i++) {
             Opcode o = Opcode.of(wrs.opcode(i));
             int f = wrs.flags(i);
             rc = validate(wrs, i, o, f);
@@ -537,10 +542,6 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             }
             if (rc != 0) {
                 break;
-            }
-            if (direct && eng.writeDirect(wrs, i, o, f)) {
-                posted++;
-                continue;
             }
             if (sl.enqueue(wrs, i, o, f, type, attr.sigAll(), dev)) {
                 inlineWqes++;
