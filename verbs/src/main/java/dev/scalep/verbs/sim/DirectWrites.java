@@ -7,6 +7,13 @@ import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.SendFlags;
 import dev.scalep.verbs.SendWorkRequests;
 import dev.scalep.verbs.WcStatus;
+import dev.scalep.verbs.ffm.Structs;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 /**
  * The post-time fast path of an in-order RC QP (its engine lock held): a run of RDMA writes of
@@ -28,6 +35,17 @@ import dev.scalep.verbs.WcStatus;
  */
 final class DirectWrites {
     private static final int RDMA_WRITE = Opcode.RDMA_WRITE.code;
+    private static final long WR = Structs.IBV_SEND_WR.byteSize();
+    private static final long SGE = Structs.IBV_SGE.byteSize();
+    /** num_sge (1) and opcode (RDMA write) read as one little-endian long: they are adjacent ints. */
+    private static final long ONE_WRITE = 1L | ((long) RDMA_WRITE << 32);
+
+    static {
+        if (Structs.SEND_OPCODE != Structs.SEND_NUM_SGE + 4 || Structs.SGE_LKEY != Structs.SGE_LENGTH + 4
+                || ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+            throw new ExceptionInInitializerError("DirectWrites reads num_sge+opcode and length+lkey as one long each");
+        }
+    }
 
     private final SimQp qp;
     private final SendSlots sl;
@@ -36,6 +54,7 @@ final class DirectWrites {
     private final SimPd base;
     private final int qpn;
     private final RemotePath path;
+    private final FabricDirectory dir;
     /** Whether the QP's caps admit the WRs this path takes at all (write supported, one SGE). */
     private final boolean enabled;
     private final boolean sigAll;
@@ -53,6 +72,7 @@ final class DirectWrites {
         this.base = qp.pd.base();
         this.qpn = qp.qpn;
         this.path = qp.remote;
+        this.dir = dev.directory();
         this.enabled = writeSupported && qp.attr.maxSendSge() >= 1;
         this.sigAll = qp.attr.sigAll();
         this.unsignaledOk = sigAll || unsignaled;
@@ -80,93 +100,108 @@ final class DirectWrites {
     }
 
     /** A run towards peer QP {@code dst} of another process, whose PD id is {@code peerPd}. */
-    private int toPeer(SendWorkRequests wrs, int from, int end, int dst, int peerPd) {
+    private int toPeer(SendWorkRequests wrs, int i, int end, int dst, int peerPd) {
         SimMr lm = liveLocal();
-        int i = from;
-        for (; i < end; i++) {
-            int f = wrs.flags(i);
-            if (!plainWrite(wrs, i, f)) {
+        while (i < end && plainWrite(wrs, i)) {
+            lm = local(lm, wrs.sgeLkey(i, 0));
+            MrWindow w = lm == null ? null : path.directWindow(wrs.rkey(i), dst, peerPd);
+            if (w == null) {
                 break;
             }
-            long addr = wrs.sgeAddr(i, 0);
-            long len = Integer.toUnsignedLong(wrs.sgeLength(i, 0));
-            int lkey = wrs.sgeLkey(i, 0);
-            if (lm == null || lm.simId() != lkey) {
-                lm = local(lkey);
-            }
-            if (lm == null || !lm.contains(addr, len)) {
+            int j = burst(wrs, i, end, lm, w.mapping, w.fileOffset, w.address, w.length, w.rkey, dir.epochIndex(w),
+                    w.epoch);
+            if (j == i) {
                 break;
             }
-            MrWindow w = path.directWindow(wrs.rkey(i), dst, peerPd);
-            long off = w == null ? -1 : w.offsetOf(wrs.remoteAddr(i), len);
-            if (off < 0) {
-                break;
-            }
-            if (len > 0) {
-                Receives.copy(lm.segment, addr - lm.address, w.mapping, off, len);
-            }
-            executed(wrs, i, f, len);
+            i = j;
         }
         lastLocal = lm;
         return i;
     }
 
     /** A run towards a QP of this process whose base PD is {@code targetPd}. */
-    private int toLocal(SendWorkRequests wrs, int from, int end, SimPd targetPd) {
+    private int toLocal(SendWorkRequests wrs, int i, int end, SimPd targetPd) {
         SimMr lm = liveLocal();
         SimMr rm = lastRemote;
-        if (rm != null && (!rm.live() || rm.basePd != targetPd)) {
-            rm = null;
-        }
-        int i = from;
-        for (; i < end; i++) {
-            int f = wrs.flags(i);
-            if (!plainWrite(wrs, i, f)) {
-                break;
-            }
-            long addr = wrs.sgeAddr(i, 0);
-            long len = Integer.toUnsignedLong(wrs.sgeLength(i, 0));
-            int lkey = wrs.sgeLkey(i, 0);
-            if (lm == null || lm.simId() != lkey) {
-                lm = local(lkey);
-            }
-            if (lm == null || !lm.contains(addr, len)) {
-                break;
-            }
-            long raddr = wrs.remoteAddr(i);
+        while (i < end && plainWrite(wrs, i)) {
+            lm = local(lm, wrs.sgeLkey(i, 0));
             int rkey = wrs.rkey(i);
-            if (rm == null || rm.simId() != rkey) {
+            if (rm == null || rm.simId() != rkey || !rm.live()) {
                 rm = dev.mrs.get(rkey);
-                if (rm != null && (!rm.live() || rm.basePd != targetPd || (rm.access & Access.REMOTE_WRITE) == 0)) {
-                    rm = null;
-                }
             }
-            if (rm == null || !rm.contains(raddr, len)) {
+            if (lm == null || rm == null || !rm.live() || rm.basePd != targetPd
+                    || (rm.access & Access.REMOTE_WRITE) == 0) {
                 break;
             }
-            if (len > 0) {
-                Receives.copy(lm.segment, addr - lm.address, rm.segment, raddr - rm.address, len);
+            int j = burst(wrs, i, end, lm, rm.segment, 0, rm.address, rm.length, rkey, -1, 0);
+            if (j == i) {
+                break;
             }
-            executed(wrs, i, f, len);
+            i = j;
         }
         lastLocal = lm;
         lastRemote = rm;
         return i;
     }
 
-    /** Whether WR i (flags f) is an RDMA write of one SGE that is not inline and that the QP accepts as signaled or not. */
-    private boolean plainWrite(SendWorkRequests wrs, int i, int f) {
-        return wrs.opcode(i) == RDMA_WRITE && (f & ~SendFlags.SIGNALED) == 0
-                && (unsignaledOk || (f & SendFlags.SIGNALED) != 0) && wrs.numSge(i) == 1;
+    /**
+     * Execute WRs from i while each is a plain write from local MR {@code lm} to the remote region
+     * {@code [rAddr, rAddr + rLen)} of key {@code rKey}, which starts at {@code dstBase} in
+     * {@code dst}; with {@code epochAt >= 0} the peer MR entry's epoch must still be {@code epoch}
+     * before each copy. Everything else about the list was checked by the caller: this loop reads
+     * each WR once, checks it against these hoisted bounds and copies. Returns the first WR not
+     * executed.
+     */
+    private int burst(SendWorkRequests wrs, int i, int end, SimMr lm, MemorySegment dst, long dstBase, long rAddr,
+                      long rLen, int rKey, int epochAt, int epoch) {
+        MemorySegment ws = wrs.segment();
+        MemorySegment ss = wrs.sgeSegment();
+        long sgeStride = SGE * wrs.maxSge();
+        MemorySegment src = lm.segment;
+        long lAddr = lm.address;
+        long lLen = lm.length;
+        int lKey = lm.simId();
+        long dLimit = dst.byteSize();
+        int quiet = 0;
+        for (; i < end; i++) {
+            long r = WR * i;
+            long s = sgeStride * i;
+            int f = ws.get(JAVA_INT_UNALIGNED, r + Structs.SEND_FLAGS);
+            boolean sig = sigAll || (f & SendFlags.SIGNALED) != 0;
+            long lenKey = ss.get(JAVA_LONG_UNALIGNED, s + Structs.SGE_LENGTH); // length, then lkey
+            long len = lenKey & 0xffff_ffffL;
+            long addr = ss.get(JAVA_LONG_UNALIGNED, s + Structs.SGE_ADDR);
+            long raddr = ws.get(JAVA_LONG_UNALIGNED, r + Structs.SEND_RDMA_REMOTE_ADDR);
+            long ro = raddr - rAddr;
+            if (ws.get(JAVA_LONG_UNALIGNED, r + Structs.SEND_NUM_SGE) != ONE_WRITE
+                    || (f & ~SendFlags.SIGNALED) != 0 || !(sig || unsignaledOk)
+                    || (int) (lenKey >>> 32) != lKey || ws.get(JAVA_INT_UNALIGNED, r + Structs.SEND_RDMA_RKEY) != rKey
+                    || addr < lAddr || addr - lAddr > lLen - len
+                    || raddr < rAddr || ro > rLen - len || dstBase + ro > dLimit - len
+                    || (epochAt >= 0 && dir.epoch(epochAt) != epoch)) {
+                break;
+            }
+            if (len > 0) {
+                Receives.copy(src, addr - lAddr, dst, dstBase + ro, len);
+            }
+            if (sig) {
+                sl.executedSilently(quiet);
+                quiet = 0;
+                long id = ws.get(JAVA_LONG_UNALIGNED, r + Structs.SEND_WR_ID);
+                eng.completeSend(sl.executed(id, Opcode.RDMA_WRITE, true, len), WcStatus.SUCCESS);
+            } else {
+                quiet++;
+            }
+        }
+        sl.executedSilently(quiet);
+        return i;
     }
 
-    /** WR i was executed: count an unsignaled one, complete a signaled one. */
-    private void executed(SendWorkRequests wrs, int i, int f, long len) {
-        if (sigAll || (f & SendFlags.SIGNALED) != 0) {
-            eng.completeSend(sl.executed(wrs.wrId(i), Opcode.RDMA_WRITE, true, len), WcStatus.SUCCESS);
-        } else {
-            sl.executedSilently();
-        }
+    /** Whether WR i is an RDMA write of one SGE, not inline, that the QP accepts as signaled or not. */
+    private boolean plainWrite(SendWorkRequests wrs, int i) {
+        int f = wrs.flags(i);
+        return wrs.opcode(i) == RDMA_WRITE && (f & ~SendFlags.SIGNALED) == 0
+                && (unsignaledOk || (f & SendFlags.SIGNALED) != 0) && wrs.numSge(i) == 1;
     }
 
     /** The cached local MR while it is still registered, else null. */
@@ -175,8 +210,11 @@ final class DirectWrites {
         return m != null && m.live() ? m : null;
     }
 
-    /** The registered MR of this QP's PD with local key {@code lkey}, or null. */
-    private SimMr local(int lkey) {
+    /** {@code cached} when it has key {@code lkey}, else the registered MR of this QP's PD with that key, or null. */
+    private SimMr local(SimMr cached, int lkey) {
+        if (cached != null && cached.simId() == lkey) {
+            return cached;
+        }
         SimMr m = dev.mrs.get(lkey);
         return m != null && m.live() && m.basePd == base ? m : null;
     }

@@ -170,11 +170,11 @@ final class SendSlots {
         return freeTop - silent;
     }
 
-    /** Count a WR the engine executed unsignaled at post time (see {@link #silent}). */
-    void executedSilently() {
-        nextSeq++;
-        count++;
-        silent++;
+    /** Count n WRs the engine executed unsignaled at post time, in post order (see {@link #silent}). */
+    void executedSilently(int n) {
+        nextSeq += n;
+        count += n;
+        silent += n;
     }
 
     /** A CQE was written or the queue flushed: every silent WQE retires. */
