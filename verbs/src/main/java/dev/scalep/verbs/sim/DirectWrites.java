@@ -147,10 +147,13 @@ final class DirectWrites {
     /**
      * Execute WRs from i while each is a plain write from local MR {@code lm} to the remote region
      * {@code [rAddr, rAddr + rLen)} of key {@code rKey}, which starts at {@code dstBase} in
-     * {@code dst}; with {@code epochAt >= 0} the peer MR entry's epoch must still be {@code epoch}
-     * before each copy. Everything else about the list was checked by the caller: this loop reads
-     * each WR once, checks it against these hoisted bounds and copies. Returns the first WR not
-     * executed.
+     * {@code dst}; with {@code epochAt >= 0}, the peer MR entry's epoch must still be
+     * {@code epoch} at the start of each stretch of WRs up to a signaled one. Everything else
+     * about the list was checked by the caller. Returns the first WR not executed.
+     *
+     * <p>The inner loop reads each WR once, checks it against bounds hoisted out of it and copies;
+     * it calls nothing and reads nothing volatile, so that the JIT keeps the segments' checks out
+     * of it too. A signaled WR ends a stretch; its completion is written outside the loop.
      */
     private int burst(SendWorkRequests wrs, int i, int end, SimMr lm, MemorySegment dst, long dstBase, long rAddr,
                       long rLen, int rKey, int epochAt, int epoch) {
@@ -162,38 +165,48 @@ final class DirectWrites {
         long lLen = lm.length;
         int lKey = lm.simId();
         long dLimit = dst.byteSize();
-        int quiet = 0;
-        for (; i < end; i++) {
-            long r = WR * i;
-            long s = sgeStride * i;
-            int f = ws.get(JAVA_INT_UNALIGNED, r + Structs.SEND_FLAGS);
-            boolean sig = sigAll || (f & SendFlags.SIGNALED) != 0;
-            long lenKey = ss.get(JAVA_LONG_UNALIGNED, s + Structs.SGE_LENGTH); // length, then lkey
-            long len = lenKey & 0xffff_ffffL;
-            long addr = ss.get(JAVA_LONG_UNALIGNED, s + Structs.SGE_ADDR);
-            long raddr = ws.get(JAVA_LONG_UNALIGNED, r + Structs.SEND_RDMA_REMOTE_ADDR);
-            long ro = raddr - rAddr;
-            if (ws.get(JAVA_LONG_UNALIGNED, r + Structs.SEND_NUM_SGE) != ONE_WRITE
-                    || (f & ~SendFlags.SIGNALED) != 0 || !(sig || unsignaledOk)
-                    || (int) (lenKey >>> 32) != lKey || ws.get(JAVA_INT_UNALIGNED, r + Structs.SEND_RDMA_RKEY) != rKey
-                    || addr < lAddr || addr - lAddr > lLen - len
-                    || raddr < rAddr || ro > rLen - len || dstBase + ro > dLimit - len
-                    || (epochAt >= 0 && dir.epoch(epochAt) != epoch)) {
-                break;
+        boolean all = sigAll;
+        boolean quietOk = unsignaledOk;
+        while (i < end && (epochAt < 0 || dir.epoch(epochAt) == epoch)) {
+            int k = i;
+            boolean sig = false;
+            long len = 0;
+            while (k < end) {
+                long r = WR * k;
+                long s = sgeStride * k;
+                int f = ws.get(JAVA_INT_UNALIGNED, r + Structs.SEND_FLAGS);
+                long lenKey = ss.get(JAVA_LONG_UNALIGNED, s + Structs.SGE_LENGTH); // length, then lkey
+                long addr = ss.get(JAVA_LONG_UNALIGNED, s + Structs.SGE_ADDR);
+                long raddr = ws.get(JAVA_LONG_UNALIGNED, r + Structs.SEND_RDMA_REMOTE_ADDR);
+                long n = lenKey & 0xffff_ffffL;
+                long ro = raddr - rAddr;
+                sig = all || (f & SendFlags.SIGNALED) != 0;
+                if (ws.get(JAVA_LONG_UNALIGNED, r + Structs.SEND_NUM_SGE) != ONE_WRITE
+                        || (f & ~SendFlags.SIGNALED) != 0 || !(sig || quietOk)
+                        || (int) (lenKey >>> 32) != lKey || ws.get(JAVA_INT_UNALIGNED, r + Structs.SEND_RDMA_RKEY) != rKey
+                        || addr < lAddr || addr - lAddr > lLen - n
+                        || raddr < rAddr || ro > rLen - n || dstBase + ro > dLimit - n) {
+                    sig = false;
+                    break;
+                }
+                if (n > 0) {
+                    Receives.copy(src, addr - lAddr, dst, dstBase + ro, n);
+                }
+                k++;
+                if (sig) {
+                    len = n;
+                    break;
+                }
             }
-            if (len > 0) {
-                Receives.copy(src, addr - lAddr, dst, dstBase + ro, len);
+            if (!sig) {
+                sl.executedSilently(k - i);
+                return k;
             }
-            if (sig) {
-                sl.executedSilently(quiet);
-                quiet = 0;
-                long id = ws.get(JAVA_LONG_UNALIGNED, r + Structs.SEND_WR_ID);
-                eng.completeSend(sl.executed(id, Opcode.RDMA_WRITE, true, len), WcStatus.SUCCESS);
-            } else {
-                quiet++;
-            }
+            sl.executedSilently(k - 1 - i);
+            long id = ws.get(JAVA_LONG_UNALIGNED, WR * (k - 1) + Structs.SEND_WR_ID);
+            eng.completeSend(sl.executed(id, Opcode.RDMA_WRITE, true, len), WcStatus.SUCCESS);
+            i = k;
         }
-        sl.executedSilently(quiet);
         return i;
     }
 

@@ -26,15 +26,17 @@ import java.util.concurrent.locks.ReentrantLock;
  * A simulated queue pair: the verbs API, the post path and the QP state machine (every transition
  * goes through {@link #setState}, every error transition through {@link #moveToError}). Its
  * roles live apart: {@link SendSlots} (the WQE slot table), {@link SimEngine} (the NIC's execution
- * engine), {@link ReorderWindow} (EFA's out-of-order window) and {@link RemotePath} (work towards
- * QPs of other processes). The behaviour they implement together:
+ * engine), {@link DirectWrites} (plain RDMA writes executed at post time), {@link ReorderWindow}
+ * (EFA's out-of-order window) and {@link RemotePath} (work towards QPs of other processes). The
+ * behaviour they implement together:
  *
  * <p><b>Post path.</b> {@link #postSend} takes the QP lock (a real {@link ReentrantLock}, absent on
  * a QP created through a parent domain), validates each WR against the create-time caps, copies it
  * into a send-queue slot (inline payloads are copied here, so the buffer may be reused when the
  * call returns), rings the uUAR doorbell once for the list (under the uUAR lock for shared
  * registers; a BlueFlame write when BlueFlame is on, the register supports it and exactly one WQE
- * was posted) and then runs the engine in the calling thread.
+ * was posted) and then runs the engine in the calling thread. A leading run of plain RDMA writes
+ * on an in-order RC QP executes at post time instead ({@link DirectWrites}).
  *
  * <p><b>Engine.</b> The engine lock models the NIC processing one send queue serially; it is not
  * the provider's QP lock and exists on lock-free QPs too. In-order devices (mlx5) execute WQEs in
