@@ -147,9 +147,10 @@ final class DirectWrites {
     /**
      * Execute WRs from i while each is a plain write from local MR {@code lm} to the remote region
      * {@code [rAddr, rAddr + rLen)} of key {@code rKey}, which starts at {@code dstBase} in
-     * {@code dst}; with {@code epochAt >= 0}, the peer MR entry's epoch must still be
-     * {@code epoch} at the start of each stretch of WRs up to a signaled one. Everything else
-     * about the list was checked by the caller. Returns the first WR not executed.
+     * {@code dst}. At the start of each stretch of WRs up to a signaled one the QP must still be in
+     * RTS (a completion may have overrun the CQ and failed it) and, with {@code epochAt >= 0}, the
+     * peer MR entry's epoch must still be {@code epoch}. Everything else about the list was checked
+     * by the caller. Returns the first WR not executed.
      *
      * <p>The inner loop reads each WR once, checks it against bounds hoisted out of it and copies;
      * it calls nothing and reads nothing volatile, so that the JIT keeps the segments' checks out
@@ -167,7 +168,7 @@ final class DirectWrites {
         long dLimit = dst.byteSize();
         boolean all = sigAll;
         boolean quietOk = unsignaledOk;
-        while (i < end && (epochAt < 0 || dir.epoch(epochAt) == epoch)) {
+        while (i < end && qp.state == QpState.RTS && (epochAt < 0 || dir.epoch(epochAt) == epoch)) {
             int k = i;
             boolean sig = false;
             long len = 0;

@@ -8,6 +8,7 @@ import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.ProtectionDomain;
 import dev.scalep.verbs.QpInitAttr;
+import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.SendFlags;
@@ -23,13 +24,15 @@ import java.util.List;
 
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The post-time write path ({@link DirectWrites}) where a list leaves it or changes what it
  * writes through, towards a QP of another process (two device objects of one job) and of this one:
  * a list whose writes name two local MRs and two target MRs, has signaled WRs in the middle and an
  * RDMA read (which the ordinary path takes, with every WR after it) completes whole and in order;
- * on a QP created with sig_all every write of a list completes.
+ * on a QP created with sig_all every write of a list completes; once a completion overran the CQ
+ * (which fails the QP), the writes after it in the list are not executed.
  */
 @Timeout(60)
 class DirectWritesTest {
@@ -43,9 +46,13 @@ class DirectWritesTest {
         final MemoryRegion upper;
 
         Side(SimDevice d, boolean sigAll) {
+            this(d, sigAll, 256);
+        }
+
+        Side(SimDevice d, boolean sigAll, int cqDepth) {
             ctx = d.open();
             ProtectionDomain pd = ctx.allocPd();
-            cq = ctx.createCq(CqOptions.of(256));
+            cq = ctx.createCq(CqOptions.of(cqDepth));
             qp = pd.createQp(new QpInitAttr(QpType.RC, cq, cq, null, 64, 64, 1, 1, 0, sigAll));
             mem = pd.allocate(65536, 4096);
             mr = pd.register(mem, Access.ALL_RDMA);
@@ -144,6 +151,38 @@ class DirectWritesTest {
                 List<long[]> c = a.poll(5);
                 assertEquals(List.of(0L, 1L, 2L, 3L, 4L), c.stream().map(x -> x[0]).toList(), "cross=" + cross);
                 assertEquals(0, a.qp.outstandingSends());
+            }
+        }
+    }
+
+    @Test
+    void writesAfterACompletionThatOverranTheCqAreNotExecuted() {
+        for (boolean cross : new boolean[] {true, false}) {
+            String job = job("overrun" + cross);
+            SimDevice d = SimDevice.mlx5(job);
+            Side made;
+            System.setProperty("scalep.sim.allowCqOvercommit", "true");
+            try {
+                made = new Side(cross ? SimDevice.mlx5(job) : d, false, 4);
+            } finally {
+                System.clearProperty("scalep.sim.allowCqOvercommit");
+            }
+            try (Side a = made; Side b = new Side(d, false); SendWorkRequests w = new SendWorkRequests(32, 1)) {
+                connect(a, b);
+                int depth = a.cq.depth();
+                assertTrue(depth + 4 <= 32, "CQ depth " + depth);
+                for (int k = 0; k < 32; k++) {
+                    a.mem.set(JAVA_LONG_UNALIGNED, 8L * k, 0x4000L + k);
+                    write(w, k, SendFlags.SIGNALED, a.mr, 8L * k, b.mr, 8L * k);
+                }
+                assertEquals(0, a.qp.postSend(w));
+                assertEquals(QpState.ERR, a.qp.state(), "cross=" + cross);
+                for (int k = 0; k <= depth; k++) { // the WR whose CQE overran the CQ executed before it
+                    assertEquals(0x4000L + k, b.mem.get(JAVA_LONG_UNALIGNED, 8L * k), "cross=" + cross + ", WR " + k);
+                }
+                for (int k = depth + 1; k < 32; k++) {
+                    assertEquals(0L, b.mem.get(JAVA_LONG_UNALIGNED, 8L * k), "cross=" + cross + ", WR " + k);
+                }
             }
         }
     }
