@@ -157,6 +157,15 @@ public abstract sealed class WorkRequestList implements AutoCloseable permits Se
         return wrs;
     }
 
+    /**
+     * The SGE blocks: record {@code i}'s {@code maxSge} entries start at byte
+     * {@code i * maxSge * sizeof(struct ibv_sge)} (a provider reads them without going through
+     * the chain's {@code sg_list} pointers).
+     */
+    public final MemorySegment sgeSegment() {
+        return sges;
+    }
+
     /** Native address of work request {@code i} (to compare with a returned {@code bad_wr}). */
     public final long address(int i) {
         return wrs.address() + wrBytes * i;

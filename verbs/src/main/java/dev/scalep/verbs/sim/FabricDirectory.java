@@ -187,6 +187,20 @@ final class FabricDirectory {
     }
 
     /**
+     * Where window {@code w}'s MR entry keeps its epoch: {@link #epoch} there is the per-WR check of
+     * a run of writes through {@code w} once {@link #mrCurrent} held at the run's start (every
+     * publish and clear of the entry bumps it).
+     */
+    int epochIndex(MrWindow w) {
+        return mrEntry(w.proc, w.rkey) + MR_EPOCH;
+    }
+
+    /** The epoch word at {@code index} (an {@link #epochIndex}), read with acquire semantics. */
+    int epoch(int index) {
+        return b.getIntVolatile(index);
+    }
+
+    /**
      * Whether window {@code w}, resolved earlier in this engine run, still names the same
      * registration: the MR entry is in the epoch it was read in (every publish and clear bumps it,
      * so a deregistration or a new key shows) and the key is still published.

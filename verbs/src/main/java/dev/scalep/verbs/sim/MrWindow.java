@@ -6,9 +6,10 @@ import java.lang.foreign.MemorySegment;
  * The last peer MR one QP's initiator resolved in the current engine run (its engine lock held):
  * the directory entry's fields as read and range-checked once, the entry's epoch, and the peer
  * file's mapping. The WRs of one run (a postlist one doorbell covers) to one remote buffer
- * then cost the per-WR epoch check ({@link FabricDirectory#mrCurrent}) and the range check against
- * these fields and the mapping, not a directory walk; a deregistered MR fails the epoch check and
- * is resolved (and refused) again. The next run reads the entry
+ * then cost the range check against these fields and the mapping and an epoch check (per WR on the
+ * ordinary path, {@link FabricDirectory#mrCurrent}; per stretch of WRs up to a signaled one in
+ * {@link DirectWrites}), not a directory walk; a deregistered MR fails the epoch check and is
+ * resolved (and refused) again. The next run reads the entry
  * afresh, so even a peer that rewrites an entry without bumping its epoch is seen at the next post.
  */
 final class MrWindow {

@@ -7,7 +7,6 @@ import dev.scalep.verbs.WcStatus;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
-import java.lang.foreign.MemorySegment;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -116,24 +115,19 @@ final class RemotePath {
     }
 
     /**
-     * {@link SimEngine#writeDirect}'s remote half: the checks of {@link #oneSided} for a write of
-     * {@code len} bytes from {@code src} at {@code srcOff}, and the copy; false (nothing written,
-     * nothing reported) when any check fails, so that the ordinary path reports it.
+     * The checks {@link DirectWrites} makes once per list of writes to peer QP {@code dqpn}: the
+     * peer's PD id when the QP takes RDMA writes from this one, else -1 (the ordinary path reports).
      */
-    boolean writeDirect(int dqpn, MemorySegment src, long srcOff, long raddr, int rkey, long len) {
-        long run = qp.eng.runs;
-        if (checkQp(dqpn, Access.REMOTE_WRITE, run) != 0) {
-            return false;
-        }
-        MrWindow w = resolve(run, rkey, dqpn, dir.pdOfQp(dqpn), Access.REMOTE_WRITE);
-        long off = w == null ? -1 : w.offsetOf(raddr, len);
-        if (off < 0) {
-            return false;
-        }
-        if (len > 0) {
-            Receives.copy(src, srcOff, w.mapping, off, len);
-        }
-        return true;
+    int directTarget(int dqpn) {
+        return checkQp(dqpn, Access.REMOTE_WRITE, qp.eng.runs) == 0 ? dir.pdOfQp(dqpn) : -1;
+    }
+
+    /**
+     * The window of peer MR {@code rkey} (owned with QP {@code dqpn}, in PD {@code pd}) for a direct
+     * RDMA write, or null; the caller checks the range with {@link MrWindow#offsetOf}.
+     */
+    MrWindow directWindow(int rkey, int dqpn, int pd) {
+        return resolve(qp.eng.runs, rkey, dqpn, pd, Access.REMOTE_WRITE);
     }
 
     /**

@@ -54,6 +54,12 @@ final class SendSlots {
     int unretHead;
     int unretCount;
     long nextSeq;
+    /**
+     * WQEs executed unsignaled at post time ({@link DirectWrites}): outstanding and holding their
+     * place in the queue ({@link #room}), but no slot, since nothing about them is reported; the
+     * next CQE retires them with every earlier unsignaled WQE ({@link #retireSilent}).
+     */
+    int silent;
     /** WQEs posted and not retired, for racy readers: the engine's {@link #count}, published at the end of a post and of a run. */
     volatile int outstanding;
     private int count;
@@ -89,7 +95,7 @@ final class SendSlots {
             free[i] = cap - 1 - i;
         }
         freeTop = cap;
-        pendHead = pendCount = unretHead = unretCount = 0;
+        pendHead = pendCount = unretHead = unretCount = silent = 0;
         count = 0;
         outstanding = 0;
     }
@@ -143,7 +149,7 @@ final class SendSlots {
     }
 
     /**
-     * Record a WR the engine executed at post time ({@link SimEngine#writeDirect}) in a free slot:
+     * Record a WR the engine executed at post time ({@link DirectWrites}) in a free slot:
      * what its completion and retirement need. Returns the slot.
      */
     int executed(long id, Opcode o, boolean sig, long length) {
@@ -157,6 +163,24 @@ final class SendSlots {
         seq[s] = nextSeq++;
         count++;
         return s;
+    }
+
+    /** WQEs the send queue can still take: free slots less those the silent WQEs hold. */
+    int room() {
+        return freeTop - silent;
+    }
+
+    /** Count n WRs the engine executed unsignaled at post time, in post order (see {@link #silent}). */
+    void executedSilently(int n) {
+        nextSeq += n;
+        count += n;
+        silent += n;
+    }
+
+    /** A CQE was written or the queue flushed: every silent WQE retires. */
+    void retireSilent() {
+        count -= silent;
+        silent = 0;
     }
 
     /** One WQE retired (its slot is back on the free stack). */

@@ -4,8 +4,6 @@ import dev.scalep.verbs.Access;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QpType;
-import dev.scalep.verbs.SendFlags;
-import dev.scalep.verbs.SendWorkRequests;
 import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WcStatus;
 
@@ -40,10 +38,6 @@ final class SimEngine {
     private SimQp lastTarget;
     /** Engine runs so far: what a run checked of a peer's directory holds for the rest of that run. */
     long runs;
-    /** The run's RC destination and whether it lives in another process (see {@link #newRun}). */
-    private int directDst;
-    private boolean directRemote;
-    private final boolean sigAll;
 
     SimEngine(SimQp qp, SendSlots sl, ReorderWindow w, SimRecvQueue ownRq) {
         this.qp = qp;
@@ -56,7 +50,6 @@ final class SimEngine {
         this.sendCq = qp.sendCq;
         this.ownRq = ownRq;
         this.inOrder = w == null;
-        this.sigAll = qp.attr.sigAll();
     }
 
     boolean holding() {
@@ -64,64 +57,9 @@ final class SimEngine {
     }
 
 
-    /**
-     * Start the run of one post (one doorbell); true when its RDMA writes may take
-     * {@link #writeDirect}: an in-order RC QP.
-     */
-    boolean newRun() {
+    /** Start the run of one post (one doorbell): what a run checked of a peer holds for the rest of it. */
+    void newRun() {
         runs++;
-        if (!inOrder || type != QpType.RC) {
-            return false;
-        }
-        directDst = qp.remoteQpn; // set at RTR, under this lock: fixed for the run
-        directRemote = qp.remote != null && RemotePath.isRemote(dev, directDst);
-        return true;
-    }
-
-    /**
-     * The post-time fast path of the common case: an RDMA write of one SGE (inline or not: either
-     * way its payload is read at post time here, which is what inline promises) from an
-     * RTS QP with nothing queued ahead of it, whose local key, target QP (in this process or
-     * another), target MR and ranges all check out, is executed straight from the caller's WR
-     * (the same checks and copy {@link #execute} would make, without copying the WR into its slot
-     * first) and recorded in a slot as executed (completion, retirement and counting as usual).
-     * Anything else (any check failing included) returns false and the WR takes the ordinary
-     * path, which reports it.
-     */
-    boolean writeDirect(SendWorkRequests wrs, int i, Opcode o, int f) {
-        if (o != Opcode.RDMA_WRITE || sl.pendCount != 0
-                || qp.state != QpState.RTS || wrs.numSge(i) != 1) {
-            return false;
-        }
-        int dst = directDst;
-        long addr = wrs.sgeAddr(i, 0);
-        long len = Integer.toUnsignedLong(wrs.sgeLength(i, 0));
-        SimMr mr = mr(wrs.sgeLkey(i, 0), false);
-        if (mr == null || mr.basePd != pd.base() || !mr.contains(addr, len)) {
-            return false;
-        }
-        long raddr = wrs.remoteAddr(i);
-        int rkey = wrs.rkey(i);
-        if (directRemote) {
-            if (!qp.remote.writeDirect(dst, mr.segment, addr - mr.address, raddr, rkey, len)) {
-                return false;
-            }
-        } else {
-            SimQp t = localQp(dst);
-            if (t == null || t.closed || !SimQp.receiving(t.state) || t.type != type || t.remoteQpn != qpn) {
-                return false;
-            }
-            SimMr m = remoteMr(rkey, raddr, len, t, Access.REMOTE_WRITE);
-            if (m == null) {
-                return false;
-            }
-            if (len > 0) {
-                Receives.copy(mr.segment, addr - mr.address, m.segment, raddr - m.address, len);
-            }
-        }
-        int s = sl.executed(wrs.wrId(i), o, sigAll || (f & SendFlags.SIGNALED) != 0, len);
-        completeSend(s, WcStatus.SUCCESS);
-        return true;
     }
 
     void process() {
@@ -221,11 +159,7 @@ final class SimEngine {
     }
 
     void flushSq() {
-        while (sl.unretCount > 0) {
-            retire(sl.unret[sl.unretHead]);
-            sl.unretHead = sl.unretHead + 1 == sl.cap ? 0 : sl.unretHead + 1;
-            sl.unretCount--;
-        }
+        retireUnsignaled();
         if (!inOrder) {
             int n = 0;
             for (int i = 0; i < w.winCount; i++) {
@@ -269,8 +203,18 @@ final class SimEngine {
         sl.retired();
     }
 
+    /** Retire every executed unsignaled WQE (in post order): a CQE was written or the queue is flushed. */
+    private void retireUnsignaled() {
+        while (sl.unretCount > 0) {
+            retire(sl.unret[sl.unretHead]);
+            sl.unretHead = sl.unretHead + 1 == sl.cap ? 0 : sl.unretHead + 1;
+            sl.unretCount--;
+        }
+        sl.retireSilent();
+    }
+
     /** Write the requester's completion for slot s (if signaled or an error) and retire. */
-    private void completeSend(int s, int status) {
+    void completeSend(int s, int status) {
         Opcode o = OPS[sl.op[s]];
         boolean cqe = sl.signaled[s] || status != WcStatus.SUCCESS;
         if (cqe) {
@@ -282,11 +226,7 @@ final class SimEngine {
             return;
         }
         if (cqe) {
-            while (sl.unretCount > 0) {
-                retire(sl.unret[sl.unretHead]);
-                sl.unretHead = sl.unretHead + 1 == sl.cap ? 0 : sl.unretHead + 1;
-                sl.unretCount--;
-            }
+            retireUnsignaled();
             retire(s);
         } else {
             int p = sl.unretHead + sl.unretCount;

@@ -26,15 +26,17 @@ import java.util.concurrent.locks.ReentrantLock;
  * A simulated queue pair: the verbs API, the post path and the QP state machine (every transition
  * goes through {@link #setState}, every error transition through {@link #moveToError}). Its
  * roles live apart: {@link SendSlots} (the WQE slot table), {@link SimEngine} (the NIC's execution
- * engine), {@link ReorderWindow} (EFA's out-of-order window) and {@link RemotePath} (work towards
- * QPs of other processes). The behaviour they implement together:
+ * engine), {@link DirectWrites} (plain RDMA writes executed at post time), {@link ReorderWindow}
+ * (EFA's out-of-order window) and {@link RemotePath} (work towards QPs of other processes). The
+ * behaviour they implement together:
  *
  * <p><b>Post path.</b> {@link #postSend} takes the QP lock (a real {@link ReentrantLock}, absent on
  * a QP created through a parent domain), validates each WR against the create-time caps, copies it
  * into a send-queue slot (inline payloads are copied here, so the buffer may be reused when the
  * call returns), rings the uUAR doorbell once for the list (under the uUAR lock for shared
  * registers; a BlueFlame write when BlueFlame is on, the register supports it and exactly one WQE
- * was posted) and then runs the engine in the calling thread.
+ * was posted) and then runs the engine in the calling thread. A leading run of plain RDMA writes
+ * on an in-order RC QP executes at post time instead ({@link DirectWrites}).
  *
  * <p><b>Engine.</b> The engine lock models the NIC processing one send queue serially; it is not
  * the provider's QP lock and exists on lock-free QPs too. In-order devices (mlx5) execute WQEs in
@@ -96,6 +98,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     volatile int incarnation;
     /** The path to QPs of other processes; null when the device is not on a fabric. */
     final RemotePath remote;
+    /** Post-time execution of plain RDMA writes; null unless the QP is RC on an in-order device. */
+    private final DirectWrites direct;
 
 
     // Counters (written under the engine lock; read racily).
@@ -135,6 +139,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         this.win = inOrder ? null : new ReorderWindow(Math.max(1, dev.efaWindow), cap, dev.efaSeed, qpn);
         this.eng = new SimEngine(this, sl, win, ownRq);
         this.remote = dev.fabric() == null ? null : new RemotePath(this, cap);
+        this.direct = inOrder && type == QpType.RC
+                ? new DirectWrites(this, supported[Opcode.RDMA_WRITE.ordinal()], caps.unsignaled()) : null;
         var conn = attr.connection();
         var port = conn.selectPort("ibv_create_qp", dev.name(), dev.ports());
         this.srcGid = conn.selectGid("ibv_create_qp", dev.name(), port).gid();
@@ -524,11 +530,12 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             wrs.badIndex(from);
             return Errno.EINVAL;
         }
-        int posted = 0;
+        eng.newRun(); // one doorbell: one run of the engine
+        int room = sl.room(); // WRs executed at post time retire early, but the list must fit as a whole
+        int i = direct == null ? from : direct.run(wrs, from, from + n, room);
+        int posted = i - from;
         int rc = 0;
-        boolean direct = eng.newRun(); // one doorbell: one run of the engine
-        int room = sl.freeTop; // WRs executed at post time retire early, but the list must fit as a whole
-        for (int i = from; i < from + n; i++) {
+        for (; i < from + n; i++) {
             Opcode o = Opcode.of(wrs.opcode(i));
             int f = wrs.flags(i);
             rc = validate(wrs, i, o, f);
@@ -537,13 +544,6 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             }
             if (rc != 0) {
                 break;
-            }
-            if (direct && eng.writeDirect(wrs, i, o, f)) {
-                if ((f & SendFlags.INLINE) != 0) {
-                    inlineWqes++; // copied from the caller's buffer at post time, as an inline WQE is
-                }
-                posted++;
-                continue;
             }
             if (sl.enqueue(wrs, i, o, f, type, attr.sigAll(), dev)) {
                 inlineWqes++;

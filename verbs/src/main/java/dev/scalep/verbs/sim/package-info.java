@@ -12,7 +12,9 @@
  *
  * <p><b>Execution.</b> The NIC runs in the posting thread: a post validates each WR against the
  * create-time caps (EINVAL/ENOMEM with {@code badIndex}, as {@code ibv_post_send}), copies it into
- * the send queue (inline payloads at post time), rings the doorbell and executes. In-order devices
+ * the send queue (inline payloads at post time), rings the doorbell and executes; a run of plain RDMA
+ * writes on an in-order RC QP executes straight from the caller's list instead ({@code DirectWrites},
+ * same checks and statuses). In-order devices
  * execute in post order; an RC send waiting for a receive (rnr_retry = 7) blocks its QP until the
  * target posts one. The EFA personality holds WQEs in a per-QP window of W entries and executes a
  * seeded-random one whenever the window is full, and all of them when a CQ of the device is polled

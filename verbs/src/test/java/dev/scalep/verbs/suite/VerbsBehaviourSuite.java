@@ -456,6 +456,58 @@ public abstract class VerbsBehaviourSuite {
     }
 
     @Test
+    void unsignaledWritesBeforeAFailureWriteNoCqeAndTheRestFlush() {
+        assumeTrue(caps().unsignaled() && caps().rdmaWrite() && caps().inOrder());
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(6, 1)) {
+            fill(p.a.mem, 0, 48, 11);
+            for (int k = 0; k < 6; k++) {
+                int i = p.add(w, k, Opcode.RDMA_WRITE, k == 5 ? SendFlags.SIGNALED : 0, 8L * k, 8, 8L * k);
+                if (k == 3) { // a wrong rkey in the middle of the list
+                    long raddr = p.b.mrAddress() + 8L * k;
+                    if (p.type == QpType.SRD) {
+                        w.srdRdma(i, p.a.ah, p.b.qpNum(), QKEY, raddr, p.b.rkey() ^ 0x5a5a00);
+                    } else {
+                        w.rdma(i, raddr, p.b.rkey() ^ 0x5a5a00);
+                    }
+                }
+            }
+            post(p.a.qp, w);
+            List<Wc> c = poll(p.a.cq, 3);
+            assertEquals(List.of(3L, 4L, 5L), c.stream().map(Wc::wrId).toList(), c::toString);
+            assertEquals(WcStatus.REM_ACCESS_ERR, c.get(0).status());
+            assertEquals(WcStatus.WR_FLUSH_ERR, c.get(1).status());
+            assertEquals(WcStatus.WR_FLUSH_ERR, c.get(2).status());
+            assertTrue(drain(p.a.cq).isEmpty(), "the unsignaled WRs executed before the failure write no CQE");
+            assertArrayEquals(bytes(p.a.mem, 0, 24), p.b.bytes(0, 24), "the WRs before the failure wrote");
+            assertArrayEquals(new byte[24], p.b.bytes(24, 24), "the failed and flushed WRs wrote nothing");
+        }
+    }
+
+    @Test
+    void unsignaledWritesHoldTheirPlaceUntilACqeOrAFlush() {
+        assumeTrue(caps().unsignaled() && caps().rdmaWrite() && caps().inOrder());
+        try (Pair p = pair()) {
+            int max = p.a.qp.attributes().maxSendWr();
+            try (SendWorkRequests w = new SendWorkRequests(max, 1)) {
+                for (int k = 0; k < max; k++) {
+                    p.add(w, k, Opcode.RDMA_WRITE, 0, 0, 8, 8L * k);
+                }
+                post(p.a.qp, w);
+                assertEquals(max, p.a.qp.outstandingSends(), "no CQE yet: every unsignaled WQE still counts");
+                w.clear();
+                p.add(w, max, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 8, 0);
+                assertEquals(Errno.ENOMEM, p.a.qp.postSend(w), "the send queue is full of unsignaled WQEs");
+                assertEquals(0, w.badIndex());
+                p.a.qp.toError();
+                assertTrue(drain(p.a.cq).isEmpty(), "executed unsignaled WQEs retire silently when the QP flushes");
+                if (fixture().name().startsWith("sim")) { // ibv counts a WQE retired when a CQE is polled
+                    assertEquals(0, p.a.qp.outstandingSends());
+                }
+            }
+        }
+    }
+
+    @Test
     void unsignaledRejectedWhereUnsupported() {
         assumeFalse(caps().unsignaled());
         try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(2, 1)) {
