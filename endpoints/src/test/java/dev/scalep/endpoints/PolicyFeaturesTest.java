@@ -228,7 +228,7 @@ class PolicyFeaturesTest {
             assertEquals(64, records.size(), "640 posts used exactly the 64 pool records");
             var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
             long tid = Thread.currentThread().threadId();
-            for (int m = 0; m < 20_000; m++) { // warm-up (JIT)
+            for (int m = 0; m < 100_000; m++) { // warm-up: the JIT compiles the post path (C2) before the count
                 post(e, c, m);
             }
             long before = mx.getThreadAllocatedBytes(tid);

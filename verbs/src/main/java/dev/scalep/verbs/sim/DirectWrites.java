@@ -17,7 +17,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 /**
  * The post-time fast path of an in-order RC QP (its engine lock held): a run of RDMA writes of
- * one SGE each, not inline, posted while the QP is in RTS with nothing queued, executes straight
+ * one SGE each, inline or not (either way the payload is read at post time, which is what inline
+ * promises, from a registered local MR), posted while the QP is in RTS with nothing queued, executes straight
  * from the caller's WR list, with the checks and the copy {@link SimEngine} would make and
  * without copying the WRs into send-queue slots.
  *
@@ -39,6 +40,9 @@ final class DirectWrites {
     private static final long SGE = Structs.IBV_SGE.byteSize();
     /** num_sge (1) and opcode (RDMA write) read as one little-endian long: they are adjacent ints. */
     private static final long ONE_WRITE = 1L | ((long) RDMA_WRITE << 32);
+    /** The flags a WR of this path may carry. */
+    private static final int PLAIN_FLAGS = SendFlags.SIGNALED | SendFlags.INLINE;
+    private static final int INLINE_SHIFT = Integer.numberOfTrailingZeros(SendFlags.INLINE);
 
     static {
         if (Structs.SEND_OPCODE != Structs.SEND_NUM_SGE + 4 || Structs.SGE_LKEY != Structs.SGE_LENGTH + 4
@@ -60,6 +64,8 @@ final class DirectWrites {
     private final boolean sigAll;
     /** Whether an unsignaled WR is accepted (sigAll or the device supports unsignaled completions). */
     private final boolean unsignaledOk;
+    /** The longest payload the QP inlines (a longer inline WR is refused on the ordinary path). */
+    private final long maxInline;
     /** The last local MR and the last in-process target MR resolved (revalidated at each list's start). */
     private SimMr lastLocal;
     private SimMr lastRemote;
@@ -76,6 +82,7 @@ final class DirectWrites {
         this.enabled = writeSupported && qp.attr.maxSendSge() >= 1;
         this.sigAll = qp.attr.sigAll();
         this.unsignaledOk = sigAll || unsignaled;
+        this.maxInline = sl.maxInline;
     }
 
     /**
@@ -168,6 +175,8 @@ final class DirectWrites {
         long dLimit = dst.byteSize();
         boolean all = sigAll;
         boolean quietOk = unsignaledOk;
+        long inlineMax = maxInline;
+        long inlined = 0;
         while (i < end && qp.state == QpState.RTS && (epochAt < 0 || dir.epoch(epochAt) == epoch)) {
             int k = i;
             boolean sig = false;
@@ -182,8 +191,9 @@ final class DirectWrites {
                 long n = lenKey & 0xffff_ffffL;
                 long ro = raddr - rAddr;
                 sig = all || (f & SendFlags.SIGNALED) != 0;
+                long inl = (f & SendFlags.INLINE) >>> INLINE_SHIFT; // 1 for an inline WR
                 if (ws.get(JAVA_LONG_UNALIGNED, r + Structs.SEND_NUM_SGE) != ONE_WRITE
-                        || (f & ~SendFlags.SIGNALED) != 0 || !(sig || quietOk)
+                        || (f & ~PLAIN_FLAGS) != 0 || !(sig || quietOk) || inl * n > inlineMax
                         || (int) (lenKey >>> 32) != lKey || ws.get(JAVA_INT_UNALIGNED, r + Structs.SEND_RDMA_RKEY) != rKey
                         || addr < lAddr || addr - lAddr > lLen - n
                         || raddr < rAddr || ro > rLen - n || dstBase + ro > dLimit - n) {
@@ -194,6 +204,7 @@ final class DirectWrites {
                     Receives.copy(src, addr - lAddr, dst, dstBase + ro, n);
                 }
                 k++;
+                inlined += inl;
                 if (sig) {
                     len = n;
                     break;
@@ -201,6 +212,7 @@ final class DirectWrites {
             }
             if (!sig) {
                 sl.executedSilently(k - i);
+                qp.countInline(inlined);
                 return k;
             }
             sl.executedSilently(k - 1 - i);
@@ -208,13 +220,14 @@ final class DirectWrites {
             eng.completeSend(sl.executed(id, Opcode.RDMA_WRITE, true, len), WcStatus.SUCCESS);
             i = k;
         }
+        qp.countInline(inlined);
         return i;
     }
 
-    /** Whether WR i is an RDMA write of one SGE, not inline, that the QP accepts as signaled or not. */
+    /** Whether WR i is an RDMA write of one SGE, inline or not, that the QP accepts as signaled or not. */
     private boolean plainWrite(SendWorkRequests wrs, int i) {
         int f = wrs.flags(i);
-        return wrs.opcode(i) == RDMA_WRITE && (f & ~SendFlags.SIGNALED) == 0
+        return wrs.opcode(i) == RDMA_WRITE && (f & ~PLAIN_FLAGS) == 0
                 && (unsignaledOk || (f & SendFlags.SIGNALED) != 0) && wrs.numSge(i) == 1;
     }
 

@@ -473,6 +473,11 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         return inlineWqes;
     }
 
+    /** Count {@code n} inline WQEs the post-time write path executed ({@link DirectWrites}). */
+    void countInline(long n) {
+        inlineWqes += n;
+    }
+
     @Override
     public long blueFlameWrites() {
         return blueFlameWrites;
