@@ -110,7 +110,7 @@ public final class FabricRate {
                 }
             } else {
                 String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-                child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
+                child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-cp",
                         System.getProperty("java.class.path"), FabricRate.class.getName(), "target", job,
                         Integer.toString(threads)).redirectError(ProcessBuilder.Redirect.INHERIT).start();
                 PrintStream in = new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8);
