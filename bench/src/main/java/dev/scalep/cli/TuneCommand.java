@@ -94,17 +94,25 @@ final class TuneCommand implements Callable<Integer> {
             description = "What \"fewest resources\" compares first (default uar-pages,qps,memory); unnamed ones follow in that order.")
     String order;
 
-    @Option(names = "--messages", paramLabel = "N", description = "Messages per candidate and repeat over all threads (default 2000000; --quick 1000000).")
+    @Option(names = "--messages", paramLabel = "N", description = "Messages per candidate and repeat over all threads (default 10000000; --quick 4000000: at tens of millions of messages per second a repeat should last a tenth of a second or more).")
     Long messages;
 
     @Option(names = "--repeat", paramLabel = "N", description = "Timed repeats per candidate (default 5; --quick 3).")
     Integer repeat;
+
+    @Option(names = "--confirm", paramLabel = "K", description = "Measure the chosen class again in K fresh JVMs "
+            + "(default ${DEFAULT-VALUE}; 0: not) and record that rate, free of the luck that helped choose it, as what the "
+            + "reproduce line should measure. One rank only.")
+    int confirm = 3;
 
     @Option(names = "--results", paramLabel = "DIR", description = "Also write results.csv, results.json and the charts of the measurements here.")
     Path results;
 
     @Option(names = "--quick", description = "A few minutes on 2 cores: fewer messages and repeats.")
     boolean quick;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
@@ -123,7 +131,7 @@ final class TuneCommand implements Callable<Integer> {
         }
         ChoiceRule rule = new ChoiceRule(within == null ? null : percent(within), maxUarPages, maxQps,
                 maxMemory == null ? null : bytes(maxMemory), order == null ? null : Resource.parseOrder(order));
-        long total = messages != null ? messages : quick ? 1_000_000 : 2_000_000;
+        long total = messages != null ? messages : quick ? 4_000_000 : 10_000_000;
         if (total < threads || total > 1_000_000_000L) {
             throw new UserException("--messages: " + total + " is out of range " + threads + "..1000000000");
         }
@@ -139,6 +147,9 @@ final class TuneCommand implements Callable<Integer> {
             throw new UserException("--results: " + results + " exists and is not a directory");
         }
 
+        if (confirm < 0 || confirm > 20) {
+            throw new UserException("--confirm: " + confirm + " is out of range 0..20");
+        }
         long perThread = (total + threads - 1) / threads;
         List<TuneCandidates.Entry> entries = TuneCandidates.build(dev, threads, workload, features, perThread);
         // the budget needs the resources only: a budget no candidate meets fails before anything is timed
@@ -154,6 +165,8 @@ final class TuneCommand implements Callable<Integer> {
                 throw new UserException("policy tune runs on one rank, or on two (sender threads on rank 0, receivers on "
                         + "rank 1): launch it with mpirun -np 2, not " + world.size());
             }
+            Checks.refuseUnless(spec, "--confirm", world.size() == 1, "two ranks measure every candidate in their own two "
+                    + "JVMs, with no fresh ones to confirm in");
             if (world.size() == 2 && workload.op() == Workload.Op.SEND) {
                 throw new UserException("--op send: two ranks measure write and read (a receiver thread reposts each receive "
                         + "in one process); run a send tune on one rank");
@@ -178,7 +191,8 @@ final class TuneCommand implements Callable<Integer> {
             for (int i = 0; i < entries.size(); i++) {
                 candidates.add(candidate(entries.get(i), all.subList(i * repeats, (i + 1) * repeats)));
             }
-            return decide(dev, workload, features, rule, perThread * threads, repeats, world.size(), entries, candidates, all);
+            return decide(dev, workload, features, rule, perThread * threads, repeats, world.size(), entries, candidates, all,
+                    world.size() == 1 ? confirm : 0);
         }
     }
 
@@ -237,11 +251,28 @@ final class TuneCommand implements Callable<Integer> {
     /** Choose, write the policy file (and the results when asked), print the decision. */
     private int decide(Device dev, Workload workload, TuneCandidates.Features features, ChoiceRule rule, long messages,
                        int repeats, int ranks, List<TuneCandidates.Entry> entries, List<Candidate> candidates,
-                       List<Measurement> all) throws IOException {
+                       List<Measurement> all, int jvms) throws IOException, InterruptedException {
         Choice choice = Choice.choose(candidates, rule);
-        TuneReport report = new TuneReport(dev.name(), threads, workload, features, rule, messages, repeats, ranks,
-                candidates, choice);
         TuneCandidates.Entry chosen = entries.get(candidates.indexOf(choice.chosen()));
+        Candidate confirmed = null;
+        if (jvms > 0) {
+            System.out.print("confirming " + chosen.name() + " in " + jvms + " fresh JVMs ...");
+            System.out.flush();
+            List<Measurement> again = new ArrayList<>();
+            try (ForkedSweep fork = new ForkedSweep(Main.class.getName())) {
+                String yaml = Policy.of("candidate.yaml", chosen.cls()).effective(dev).toYaml();
+                for (int k = 0; k < jvms; k++) {
+                    again.addAll(fork.measure(chosen.name(), yaml, chosen.point(), workload, messages, repeats));
+                }
+            } catch (IllegalStateException failed) {
+                System.err.println("policy tune: " + failed.getMessage());
+                return 1;
+            }
+            confirmed = candidate(chosen, again);
+            System.out.println(" done");
+        }
+        TuneReport report = new TuneReport(dev.name(), threads, workload, features, rule, messages, repeats, ranks,
+                candidates, choice, confirmed, jvms);
         String yaml = Policy.of(out.getFileName().toString(), chosen.cls()).effective(dev).toYaml();
         String text = report.policyFile(out.toString(), yaml, Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
         writeWhole(out, text);

@@ -33,6 +33,19 @@ class MpirunTuneTest {
         assertEquals(0, run("policy", "check", out.toString(), "--device", "sim:efa"));
     }
 
+    @Test
+    void confirmingInFreshJvmsIsRefusedOnTwoRanks(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("tuned.yaml");
+        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "policy", "tune", "--device", "sim:efa",
+                "--threads", "2", "--within", "20", "--messages", "2000", "--repeat", "1", "--confirm", "2",
+                "--out", out.toString())), Map.of(), 110);
+        assertTrue(r.exit() != 0, r.output());
+        assertTrue(r.output().contains("--confirm would be ignored: two ranks measure every candidate in their own two JVMs"),
+                r.output());
+        assertFalse(r.output().contains("Exception"), r.output());
+        assertFalse(Files.exists(out));
+    }
+
     private static int run(String... args) {
         return SweepCommandTest.run(args).rc();
     }

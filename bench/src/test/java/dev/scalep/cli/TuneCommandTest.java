@@ -36,7 +36,9 @@ class TuneCommandTest {
         List<String> args = new ArrayList<>(List.of("policy", "tune", "--device", device, "--threads", "4", "--within", "20%",
                 "--messages", "800", "--repeat", "2", "--out", out.toString(), "--results", tmp.resolve("res").toString()));
         if (device.equals("sim:mlx5")) {
-            args.addAll(List.of("--postlist", "32", "--unsignaled", "64"));
+            args.addAll(List.of("--postlist", "32", "--unsignaled", "64", "--confirm", "1"));
+        } else {
+            args.addAll(List.of("--confirm", "0"));
         }
         SweepCommandTest.Run r = run(args.toArray(String[]::new));
         assertEquals(0, r.rc(), r.out() + r.err());
@@ -60,6 +62,11 @@ class TuneCommandTest {
             assertEquals(9 * 3, rows, "levels x (all, w/o inline, w/o blueflame)\n" + text);
         }
         assertEquals(1, text.lines().filter(l -> l.startsWith("#* ")).count(), "exactly one chosen\n" + text);
+        // the chosen class measured again in a fresh JVM (mlx5), or not at all (--confirm 0)
+        assertEquals(device.equals("sim:mlx5") ? 1 : 0, text.lines().filter(l -> l.matches(
+                "# confirmed in 1 fresh JVMs x 2 repeats: \\d+\\.\\d{3} Mmsg/s .*: the rate to expect from the reproduce line.*"))
+                .count(), text);
+        assertEquals(device.equals("sim:mlx5"), r.out().contains("confirming "), r.out());
 
         SweepCommandTest.Run check = run("policy", "check", out.toString(), "--device", device);
         assertEquals(0, check.rc(), check.out() + check.err());
@@ -106,7 +113,7 @@ class TuneCommandTest {
     @ParameterizedTest
     @ValueSource(strings = {"--within=150%", "--within=abc", "--op=recv", "--size=0", "--postlist=0", "--postlist=many",
             "--order=doorbells", "--max-memory=lots", "--threads=0", "--device=nope", "--no-rule",
-            "--results=pom.xml", "--max-uar-pages=-1", "--size=2000000", "--postlist=512"})
+            "--results=pom.xml", "--max-uar-pages=-1", "--size=2000000", "--postlist=512", "--confirm=-1", "--confirm=21"})
     void badOptionsExitTwoWithOneLine(String bad, @TempDir Path tmp) {
         List<String> args = new ArrayList<>(List.of("policy", "tune", "--messages", "200",
                 "--repeat", "1", "--out", tmp.resolve("t.yaml").toString()));

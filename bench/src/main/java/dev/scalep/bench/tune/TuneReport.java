@@ -22,9 +22,12 @@ import java.util.Locale;
  *                  rank 0 and receivers on rank 1 of a launched job, every candidate in the same two JVMs
  * @param candidates every candidate measured, in measuring order
  * @param choice    the decision
+ * @param confirmed the chosen class measured again in {@code confirmJvms} fresh JVMs (all their repeats), or null
+ * @param confirmJvms how many JVMs measured {@code confirmed}
  */
 public record TuneReport(String device, int threads, Workload workload, TuneCandidates.Features features, ChoiceRule rule,
-                         long messages, int repeats, int ranks, List<Candidate> candidates, Choice choice) {
+                         long messages, int repeats, int ranks, List<Candidate> candidates, Choice choice,
+                         Candidate confirmed, int confirmJvms) {
 
     /** The candidate table, one line each; {@code prefix} starts every line ("# " in the policy file). */
     public String table(String prefix) {
@@ -45,6 +48,15 @@ public record TuneReport(String device, int threads, Workload workload, TuneCand
         List<String> out = new ArrayList<>();
         Candidate c = choice.chosen();
         out.add("chosen: " + c.name() + ": " + rate(c) + ", " + resources(c));
+        if (confirmed != null) {
+            String line = "confirmed in " + confirmJvms + " fresh JVMs x " + repeats + " repeats: " + rate(confirmed)
+                    + ": the rate to expect from the reproduce line";
+            if (confirmed.max() < c.min()) {
+                line += "; below the range it was chosen with: the best of many measurements is biased up, and more "
+                        + "--messages or --repeat narrow that";
+            }
+            out.add(line);
+        }
         Candidate b = choice.best();
         if (b != c) {
             String line = "best measured: " + b.name() + ": " + rate(b);
