@@ -88,6 +88,11 @@ public final class ForkedSweep implements AutoCloseable {
         }
     }
 
+    /** The private directory each run's policy, output and log live in while it runs. */
+    Path scratch() {
+        return scratch;
+    }
+
     /** This JVM's java, its options (less a debugger or a flight recording) and class path, and the command line's main class. */
     private List<String> javaCommand() {
         String java = ProcessHandle.current().info().command()
