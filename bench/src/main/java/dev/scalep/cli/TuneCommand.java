@@ -44,6 +44,8 @@ import java.util.concurrent.Callable;
                         + "with a combining shared QP, the x-way QP and context sharing N allows, each with every feature "
                         + "and without each feature the device supports) and write the policy the rule chooses: the fewest "
                         + "resources within P%% of the best rate (--within), or the best rate within a budget.",
+                "Each candidate is measured by `scalep sweep --policy` in a JVM of its own, as the reproduce line measures "
+                        + "the chosen one, which is then measured again in --confirm fresh JVMs.",
                 "Candidates whose rate ranges over the repeats overlap are equal: the cheaper wins. The file records the "
                         + "device, workload, rule, every candidate and the frontier as comments; it passes `policy check` and "
                         + "`sweep --policy` measures it again."},
