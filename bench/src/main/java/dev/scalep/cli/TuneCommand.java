@@ -174,7 +174,8 @@ final class TuneCommand implements Callable<Integer> {
                         + "in one process); run a send tune on one rank");
             }
             if (world.rank() != 0) { // rank 1 holds the receivers: silent, and it writes nothing
-                measure(world, dev, workload, entries, perThread, repeats, new PrintStream(OutputStream.nullOutputStream()));
+                measure(world, dev, workload, entries, perThread * threads, repeats,
+                        new PrintStream(OutputStream.nullOutputStream()));
                 return 0;
             }
             System.out.println("scalep policy tune on " + dev.name() + (world.size() == 2 ? ", sender threads on rank 0, "
@@ -182,19 +183,30 @@ final class TuneCommand implements Callable<Integer> {
                     + entries.size() + " candidates x " + repeats + " repeats (+2 warm-up runs each), " + perThread * threads
                     + " messages per repeat");
             System.out.println("rule: " + rule.describe());
+            long messagesPerRepeat = perThread * threads;
+            int jvms = world.size() == 1 ? confirm : 0;
             List<Measurement> all;
+            List<Candidate> candidates = new ArrayList<>();
+            Choice choice;
+            TuneCandidates.Entry chosen;
+            Candidate confirmed = null;
             try {
-                all = measure(world, dev, workload, entries, perThread, repeats, System.out);
+                all = measure(world, dev, workload, entries, messagesPerRepeat, repeats, System.out);
+                for (int i = 0; i < entries.size(); i++) {
+                    candidates.add(candidate(entries.get(i), all.subList(i * repeats, (i + 1) * repeats)));
+                }
+                choice = Choice.choose(candidates, rule);
+                chosen = entries.get(candidates.indexOf(choice.chosen()));
+                if (jvms > 0) {
+                    confirmed = measureAgain(dev, chosen, workload, messagesPerRepeat, repeats, jvms);
+                }
             } catch (IllegalStateException failed) { // a candidate's sweep failed: its own words, nothing written
                 System.err.println("policy tune: " + failed.getMessage());
                 return 1;
             }
-            List<Candidate> candidates = new ArrayList<>();
-            for (int i = 0; i < entries.size(); i++) {
-                candidates.add(candidate(entries.get(i), all.subList(i * repeats, (i + 1) * repeats)));
-            }
-            return decide(dev, workload, features, rule, perThread * threads, repeats, world.size(), entries, candidates, all,
-                    world.size() == 1 ? confirm : 0);
+            TuneReport report = new TuneReport(dev.name(), threads, workload, features, rule, messagesPerRepeat, repeats,
+                    world.size(), candidates, choice, confirmed, jvms);
+            return write(dev, workload, rule, report, chosen, all);
         }
     }
 
@@ -204,20 +216,14 @@ final class TuneCommand implements Callable<Integer> {
      * senders here on rank 0, the receivers on rank 1 (which gets no measurements).
      */
     private static List<Measurement> measure(World world, Device dev, Workload workload, List<TuneCandidates.Entry> entries,
-                                             long perThread, int repeats, PrintStream say) throws Exception {
+                                             long messages, int repeats, PrintStream say) throws Exception {
         List<Measurement> all = new ArrayList<>();
         if (world.size() == 1) {
             say.println("each candidate runs in a JVM of its own, as its reproduce line will (scalep sweep --policy)");
             try (ForkedSweep fork = new ForkedSweep(Main.class.getName())) {
                 for (int i = 0; i < entries.size(); i++) {
                     TuneCandidates.Entry e = entries.get(i);
-                    String yaml = Policy.of("candidate.yaml", e.cls()).effective(dev).toYaml();
-                    List<Measurement> ms = fork.measure(e.name(), yaml, e.point(), workload, perThread * e.point().threads(),
-                            repeats);
-                    if (ms.size() != repeats) {
-                        throw new IllegalStateException("candidate '" + e.name() + "': " + ms.size() + " measurements, not "
-                                + repeats);
-                    }
+                    List<Measurement> ms = forked(fork, dev, e, workload, messages, repeats);
                     all.addAll(ms);
                     print(say, i + 1, entries.size(), candidate(e, ms));
                 }
@@ -230,13 +236,40 @@ final class TuneCommand implements Callable<Integer> {
         say.println(" done");
         for (int i = 0; i < entries.size(); i++) {
             TuneCandidates.Entry e = entries.get(i);
-            List<Measurement> ms = SweepRunner.run(world, dev, e.point(), workload, repeats, Math.max(1, perThread / 2), m -> { });
+            List<Measurement> ms = SweepRunner.run(world, dev, e.point(), workload, repeats,
+                    Math.max(1, e.point().messages() / 2), m -> { });
             if (world.rank() == 0) {
                 all.addAll(ms);
                 print(say, i + 1, entries.size(), candidate(e, ms));
             }
         }
         return all;
+    }
+
+    /** Candidate {@code e} measured by {@code scalep sweep --policy} in a JVM of its own: {@code repeats} measurements. */
+    private static List<Measurement> forked(ForkedSweep fork, Device dev, TuneCandidates.Entry e, Workload workload,
+                                            long messages, int repeats) throws IOException, InterruptedException {
+        String yaml = Policy.of("candidate.yaml", e.cls()).effective(dev).toYaml();
+        List<Measurement> ms = fork.measure(e.name(), yaml, e.point(), workload, messages, repeats);
+        if (ms.size() != repeats) {
+            throw new IllegalStateException("candidate '" + e.name() + "': " + ms.size() + " measurements, not " + repeats);
+        }
+        return ms;
+    }
+
+    /** The chosen candidate measured again in {@code jvms} fresh JVMs: one rate range over all their repeats. */
+    private static Candidate measureAgain(Device dev, TuneCandidates.Entry chosen, Workload workload, long messages, int repeats,
+                                     int jvms) throws IOException, InterruptedException {
+        System.out.print("confirming " + chosen.name() + " in " + jvms + " fresh JVMs ...");
+        System.out.flush();
+        List<Measurement> again = new ArrayList<>();
+        try (ForkedSweep fork = new ForkedSweep(Main.class.getName())) {
+            for (int k = 0; k < jvms; k++) {
+                again.addAll(forked(fork, dev, chosen, workload, messages, repeats));
+            }
+        }
+        System.out.println(" done");
+        return candidate(chosen, again);
     }
 
     private static Candidate candidate(TuneCandidates.Entry e, List<Measurement> ms) {
@@ -250,31 +283,9 @@ final class TuneCommand implements Callable<Integer> {
                 c.median(), c.min(), c.max(), c.uarPages(), c.qps(), SweepCommand.bytes(c.memoryBytes()));
     }
 
-    /** Choose, write the policy file (and the results when asked), print the decision. */
-    private int decide(Device dev, Workload workload, TuneCandidates.Features features, ChoiceRule rule, long messages,
-                       int repeats, int ranks, List<TuneCandidates.Entry> entries, List<Candidate> candidates,
-                       List<Measurement> all, int jvms) throws IOException, InterruptedException {
-        Choice choice = Choice.choose(candidates, rule);
-        TuneCandidates.Entry chosen = entries.get(candidates.indexOf(choice.chosen()));
-        Candidate confirmed = null;
-        if (jvms > 0) {
-            System.out.print("confirming " + chosen.name() + " in " + jvms + " fresh JVMs ...");
-            System.out.flush();
-            List<Measurement> again = new ArrayList<>();
-            try (ForkedSweep fork = new ForkedSweep(Main.class.getName())) {
-                String yaml = Policy.of("candidate.yaml", chosen.cls()).effective(dev).toYaml();
-                for (int k = 0; k < jvms; k++) {
-                    again.addAll(fork.measure(chosen.name(), yaml, chosen.point(), workload, messages, repeats));
-                }
-            } catch (IllegalStateException failed) {
-                System.err.println("policy tune: " + failed.getMessage());
-                return 1;
-            }
-            confirmed = candidate(chosen, again);
-            System.out.println(" done");
-        }
-        TuneReport report = new TuneReport(dev.name(), threads, workload, features, rule, messages, repeats, ranks,
-                candidates, choice, confirmed, jvms);
+    /** Write the policy file (and the results when asked) and print the decision. */
+    private int write(Device dev, Workload workload, ChoiceRule rule, TuneReport report, TuneCandidates.Entry chosen,
+                      List<Measurement> all) throws IOException {
         String yaml = Policy.of(out.getFileName().toString(), chosen.cls()).effective(dev).toYaml();
         String text = report.policyFile(out.toString(), yaml, Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
         writeWhole(out, text);
@@ -291,9 +302,9 @@ final class TuneCommand implements Callable<Integer> {
             settings.put("tune", rule.describe());
             settings.put("op", workload.op().spelling());
             settings.put("payloadBytes", workload.size());
-            settings.put("messagesPerConfiguration", messages);
-            settings.put("ranks", ranks);
-            settings.put("repeats", repeats);
+            settings.put("messagesPerConfiguration", report.messages());
+            settings.put("ranks", report.ranks());
+            settings.put("repeats", report.repeats());
             ResultsWriter.write(results, all, settings);
             for (Path c : Charts.write(results, all)) {
                 System.out.println("wrote " + c);
