@@ -45,14 +45,24 @@ public final class Launch {
         return out;
     }
 
+    /** Open MPI's launcher: {@code mpirun.openmpi} where MPICH may own the {@code mpirun} alternative, else {@code mpirun}. */
     static String mpirunPath() {
+        String p = onPath("mpirun.openmpi");
+        p = p != null ? p : onPath("mpirun");
+        if (p == null) {
+            fail("mpirun not found on PATH: install openmpi-bin (./run-tests does)");
+        }
+        return p;
+    }
+
+    /** The executable {@code name} on PATH, or null. */
+    public static String onPath(String name) {
         for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
-            Path p = Path.of(dir, "mpirun");
+            Path p = Path.of(dir, name);
             if (Files.isExecutable(p)) {
                 return p.toString();
             }
         }
-        fail("mpirun not found on PATH: install openmpi-bin (./run-tests does)");
         return null;
     }
 
