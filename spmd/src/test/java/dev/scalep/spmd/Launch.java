@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
-/** Starts a child (a JVM, or {@code mpirun} over JVMs) with a bounded wait; its output and exit status. */
+/** Starts a child (a JVM, or a launcher over JVMs: mpirun, mpiexec.hydra, srun) with a bounded wait; its output and exit status. */
 public final class Launch {
     private Launch() {
     }
@@ -40,6 +40,20 @@ public final class Launch {
         List<String> out = new ArrayList<>(List.of(mpirunPath(), "--oversubscribe", "-np", Integer.toString(n)));
         if ("root".equals(System.getProperty("user.name"))) {
             out.add(1, "--allow-run-as-root");
+        }
+        out.addAll(cmd);
+        return out;
+    }
+
+    /** MPICH's {@code mpiexec.hydra -n n} in front of {@code cmd}; {@code port}: the {@code -pmi-port} mode (PMI_PORT, not PMI_FD). */
+    public static List<String> hydra(int n, boolean port, List<String> cmd) {
+        String exe = onPath("mpiexec.hydra");
+        if (exe == null) {
+            fail("mpiexec.hydra not found on PATH: install mpich (tools/install-spmd-deps does)");
+        }
+        List<String> out = new ArrayList<>(List.of(exe, "-n", Integer.toString(n)));
+        if (port) {
+            out.add(1, "-pmi-port");
         }
         out.addAll(cmd);
         return out;
