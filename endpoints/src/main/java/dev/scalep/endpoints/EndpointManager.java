@@ -4,6 +4,7 @@ import dev.scalep.policies.EndpointClass;
 import dev.scalep.policies.QpMode;
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.policies.TdMode;
+import dev.scalep.threading.ChainedPoster;
 import dev.scalep.threading.CombiningPoster;
 import dev.scalep.threading.CompletionRouter;
 import dev.scalep.threading.ExclusivePoster;
@@ -272,7 +273,7 @@ public final class EndpointManager implements AutoCloseable {
                     : new CombiningPoster(qp, o.sendDepth(), owners, peers, null))
                     : (p.chained() || p.sgeHeaderPayload()) && peers == 1
                     ? new ChainedPoster(qp, p.chained() ? o.chainPool() : o.postlist(),
-                    p.chained() ? o.chainMaxLength() : o.postlist(), owners)
+                    p.chained() ? o.chainMaxLength() : o.postlist(), owners, peers, null)
                     : new ExclusivePoster(qp, o.postlist(), owners, peers, null);
             paths.add(path);
             routers.get(first / cqPer).route(qp.qpNum(), members > 1 ? -1 : first - (first / cqPer) * cqPer, path);
@@ -408,8 +409,9 @@ public final class EndpointManager implements AutoCloseable {
     }
 
     /**
-     * Bind a free endpoint to the calling thread (pinning it first when the options ask). Throws
-     * {@link IllegalStateException} when every endpoint is taken.
+     * Bind a free endpoint to the calling thread (pinning it first when the options ask) and lease it
+     * to the caller until {@link Endpoint#close()}. Throws {@link IllegalStateException} when every
+     * endpoint is taken.
      */
     public synchronized Endpoint acquire() {
         if (closed) {
@@ -425,8 +427,8 @@ public final class EndpointManager implements AutoCloseable {
         throw new IllegalStateException("all " + threads + " endpoints are acquired; release one first");
     }
 
-    /** Unbind an endpoint (called by its owner thread, with nothing outstanding). */
-    public synchronized void release(Endpoint e) {
+    /** Unbind an endpoint ({@link Endpoint#close()}: called by its owner thread, with nothing outstanding). */
+    synchronized void release(Endpoint e) {
         e.unbind();
         taken[e.index()] = false;
     }

@@ -1,7 +1,6 @@
 package dev.scalep.endpoints;
 
 import dev.scalep.policies.SharingConfig;
-import dev.scalep.threading.Completion;
 import dev.scalep.threading.SendPath;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
@@ -19,6 +18,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -81,7 +81,8 @@ class PostFailureTest {
             assertEquals(0, e.outstanding(), "refused requests are settled, not outstanding");
             assertTrue(e.rejected() >= writes, "every write refused and counted to its endpoint (and the flush write, if posted): " + e.rejected());
             assertEquals(refusedRc, e.firstPostError());
-            assertTrue(e.drain(5_000_000_000L), "drain returns: nothing can complete");
+            assertFalse(e.drain(5_000_000_000L), "drain says the endpoint lost requests (they were refused)");
+            assertEquals(0, e.outstanding(), "drain waited until every request settled");
             Completion c = new Completion();
             assertTrue(!e.poll(c), "no completion for a refused request");
             a.release(e); // refuses while anything is outstanding
@@ -109,8 +110,8 @@ class PostFailureTest {
                 assertNotEquals(SendPath.EAGAIN, rc);
             }
             e.flush();
-            assertTrue(e.drain(5_000_000_000L), "everything posted to the ERR QP is settled");
-            assertEquals(0, e.outstanding());
+            assertFalse(e.drain(5_000_000_000L), "drain says the endpoint lost requests to the ERR QP");
+            assertEquals(0, e.outstanding(), "everything posted to the ERR QP is settled");
             assertEquals(QpState.ERR, e.qpState(), "the endpoint says its QP stopped");
             assertTrue(e.firstErrorStatus() != 0 || e.firstPostError() != 0,
                     "and why: first error completion status or the post's errno");
