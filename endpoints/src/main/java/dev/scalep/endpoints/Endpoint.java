@@ -74,9 +74,7 @@ public final class Endpoint implements AutoCloseable {
     private final RoutedCompletion scratch = new RoutedCompletion();
     private final int signalEvery;
     private final int inline;
-    private final int[] where;
-    private final int qpSharers;
-    private final int cqSharers;
+    private final EndpointPlan.Placement at;
     private final boolean sgeHeaderPayload;
     /** Whether the flush request can be a zero-byte RDMA write (else a zero-byte send). */
     private final boolean rdmaWrite;
@@ -98,17 +96,21 @@ public final class Endpoint implements AutoCloseable {
     /** Status of the first error completion this endpoint polled or drained (0: none). */
     private int firstErrorStatus;
 
-    Endpoint(EndpointManager manager, int index, int owner, SendPath path, CompletionRouter router, QueuePair qp,
-             SharedReceiveQueue srq, MemoryRegion mr, MemorySegment region, int ctx, int pd, int mrIdx, int qpIdx,
-             int cqIdx, int srqIdx, int tdIdx, int qpSharers, int cqSharers, Object recvLock) {
+    /** What the manager built for one endpoint: its placement and the instances it names. */
+    record Wiring(EndpointPlan.Placement at, SendPath path, CompletionRouter router, QueuePair qp,
+                  SharedReceiveQueue srq, MemoryRegion mr, MemorySegment region, Object recvLock) {
+    }
+
+    Endpoint(EndpointManager manager, Wiring w) {
         this.manager = manager;
-        this.index = index;
-        this.owner = owner;
-        this.path = path;
-        this.router = router;
-        this.qp = qp;
-        this.mr = mr;
-        this.region = region;
+        this.at = w.at();
+        this.index = at.thread();
+        this.owner = at.owner();
+        this.path = w.path();
+        this.router = w.router();
+        this.qp = w.qp();
+        this.mr = w.mr();
+        this.region = w.region();
         EndpointPlan plan = manager.plan();
         EndpointOptions o = plan.options();
         this.bufferBytes = o.bufferBytes();
@@ -116,13 +118,11 @@ public final class Endpoint implements AutoCloseable {
         this.sendAddr = region.address();
         this.targetAddr = sendAddr + bufferBytes;
         this.readAddr = targetAddr + bufferBytes;
-        this.receives = new EndpointReceives(index, owner, qp, srq, recvLock, readAddr + bufferBytes, mr.lkey(), plan);
+        this.receives = new EndpointReceives(index, owner, qp, w.srq(), w.recvLock(), readAddr + bufferBytes, mr.lkey(),
+                plan);
         this.lkey = mr.lkey();
         this.signalEvery = plan.signalEvery();
         this.inline = plan.inlineThreshold();
-        this.where = new int[]{ctx, pd, mrIdx, qpIdx, cqIdx, srqIdx, tdIdx};
-        this.qpSharers = qpSharers;
-        this.cqSharers = cqSharers;
         this.rdmaWrite = qp.pd().context().capabilities().rdmaWrite();
         this.batch = new SendBatch(Math.min(o.postlist(), path.maxBatch()));
         this.sgeHeaderPayload = plan.sgeHeaderPayload() && path.maxSge() > 1 && path instanceof ChainedPoster;
@@ -206,8 +206,7 @@ public final class Endpoint implements AutoCloseable {
         Thread t = ownerThread;
         if (t != Thread.currentThread()) {
             if (closed) {
-                throw new ClosedException("endpoint " + index + "'s manager (refused " + op + ", nothing posted);"
-                        + " endpoint");
+                throw new ClosedException("endpoint " + index + " (refused " + op + ", nothing posted): its manager");
             }
             throw new IllegalStateException("endpoint " + index + " is bound to "
                     + (t == null ? "no thread (acquire it first)" : "thread '" + t.getName() + "'")
@@ -604,8 +603,8 @@ public final class Endpoint implements AutoCloseable {
 
     /** Which of the manager's resources this endpoint uses and how widely they are shared. */
     public Usage usage() {
-        return new Usage(where[0], where[1], where[2], where[3], where[4], where[5], where[6], qp.uuar(),
-                qp.lockFree(), qpSharers, cqSharers, path.getClass().getSimpleName());
+        return new Usage(at.context(), at.pd(), at.mr(), at.qp(), at.cq(), at.srq(), at.td(), qp.uuar(),
+                qp.lockFree(), at.qpSharers(), at.cqSharers(), path.getClass().getSimpleName());
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.scalep.endpoints;
 
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.threading.SendPath;
+import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import dev.scalep.verbs.QpState;
@@ -134,5 +135,30 @@ class PostFailureTest {
             assertEquals(0, e.firstErrorStatus());
             a.release(e);
         }
+    }
+
+    /** A post on an endpoint whose manager was closed is an error, never OK: nothing is staged or posted. */
+    @ParameterizedTest(name = "{0} {1} p={2}")
+    @MethodSource("matrix")
+    @Timeout(30)
+    void postsAfterTheManagerClosedAreRefused(String devName, String path, int p) {
+        Device dev = Devices.byName(devName);
+        Endpoint e;
+        try (EndpointManager a = EndpointManager.open(dev, level(path), 1, options(path, p));
+             EndpointManager b = EndpointManager.open(dev, level(path), 1, options(path, p))) {
+            a.connect(b);
+            e = a.acquire();
+            assertEquals(Endpoint.OK, e.write(1, 0, 8, 0));
+            assertTrue(e.drain(5_000_000_000L), "the write completed");
+        }
+        Endpoint closed = e;
+        ClosedException x = assertThrows(ClosedException.class, () -> closed.write(2, 0, 8, 0));
+        assertTrue(x.getMessage().contains("write") && x.getMessage().contains("nothing posted"), x.getMessage());
+        assertThrows(ClosedException.class, () -> closed.send(3, 0, 8));
+        assertThrows(ClosedException.class, closed::flush);
+        assertThrows(ClosedException.class, () -> closed.poll(new Completion()));
+        assertThrows(ClosedException.class, () -> closed.drain(1));
+        assertEquals(0, closed.staged(), "nothing staged");
+        closed.close(); // giving back an endpoint of a closed manager is a no-op
     }
 }
