@@ -57,7 +57,7 @@ public final class CompletionRouter implements AutoCloseable {
 
     /** A completion routed to an owner whose ring was full, with what its delivery must retire. */
     private static final class Held {
-        final Completion c = new Completion();
+        final RoutedCompletion c = new RoutedCompletion();
         /** The send path it retires through once delivered (null for receives), and its provider id. */
         SendPath path;
         long providerWrId;
@@ -187,9 +187,9 @@ public final class CompletionRouter implements AutoCloseable {
             }
             int status = batch.status(i);
             int opcode = status == 0 ? batch.opcode(i) : (recv ? WcOpcode.RECV : -1);
-            int flags = (recv ? Completion.RECV : 0) | (status == 0 && batch.hasImm(i) ? Completion.WITH_IMM : 0);
+            int flags = (recv ? RoutedCompletion.RECV : 0) | (status == 0 && batch.hasImm(i) ? RoutedCompletion.WITH_IMM : 0);
             int len = status == 0 ? batch.byteLen(i) : 0;
-            int imm = (flags & Completion.WITH_IMM) != 0 ? batch.imm(i) : 0;
+            int imm = (flags & RoutedCompletion.WITH_IMM) != 0 ? batch.imm(i) : 0;
             long user = WrIds.user(wrId);
             SpscArrayQueue<Held> waiting = backlog[owner];
             boolean behind = !waiting.isEmpty(); // keep the owner's order
@@ -225,7 +225,7 @@ public final class CompletionRouter implements AutoCloseable {
             SpscArrayQueue<Held> waiting = backlog[o];
             Held h;
             while ((h = waiting.relaxedPeek()) != null) {
-                Completion c = h.c;
+                RoutedCompletion c = h.c;
                 if (!rings[o].offer(c.wrId, c.status, c.opcode, c.byteLen, c.imm, c.qpNum, c.flags)) {
                     break;
                 }
@@ -248,12 +248,12 @@ public final class CompletionRouter implements AutoCloseable {
     }
 
     /** Owner {@code owner}'s thread: take its next completion into {@code out}; false when none. */
-    public boolean poll(int owner, Completion out) {
+    public boolean poll(int owner, RoutedCompletion out) {
         return rings[owner].poll(out);
     }
 
     /** Owner's thread: its next completion, polling the CQ on its behalf when its ring is empty. */
-    public boolean pollOrProgress(int owner, Completion out) {
+    public boolean pollOrProgress(int owner, RoutedCompletion out) {
         SpscCompletionRing ring = rings[owner];
         if (ring.poll(out)) {
             return true;
