@@ -3,17 +3,26 @@ package dev.scalep.spmd;
 /**
  * What every world a launcher formed shares, whatever protocol carries it: the rank table (host
  * and pid of every rank, exchanged once at start), one all-gather key per round, and the watch for
- * dead ranks. While a collective waits, a watcher thread checks the ranks on this node; when one
- * has died, or a collective fails while one is dead, the process prints one line naming the lost
- * rank and ends with {@link World#EXIT_RANK_LOST}, so nothing hangs.
+ * dead ranks. While a fence waits for every rank ({@link #awaitAll}), a watcher thread checks the
+ * ranks on this node; when one is dead and the same fence is still waiting {@link #GRACE_PERIODS}
+ * checks later, or a collective fails while one is dead, the process prints one line naming the
+ * lost rank and ends with {@link World#EXIT_RANK_LOST}, so nothing hangs. The grace is for the rank
+ * that passed the job's last fence and exited normally while this one had not yet read the same
+ * fence's answer; the gets that follow a fence are answered by the server and are not watched.
  */
 abstract class LaunchedWorld implements World {
     private static final long WATCH_PERIOD_MS = 100;
+    /** Checks a dead rank must be seen by while the same fence still waits before this rank gives up (3 s). */
+    static final int GRACE_PERIODS = 30;
 
     final int rank;
     final int size;
     private RankTable table;
-    private volatile String waitingIn;
+    /** The collective under way (for the message), or null. */
+    private volatile String op;
+    /** Sequence number of the fence now waiting, 0 when none waits. */
+    private volatile long fenceWaiting;
+    private long fences;
     private Thread watcher;
     private int round;
     private volatile boolean closed;
@@ -79,26 +88,36 @@ abstract class LaunchedWorld implements World {
     @Override
     public final synchronized byte[][] allgather(byte[] mine) {
         checkOpen();
-        waitingIn = "allgather";
+        op = "allgather";
         try {
             return exchange(round++, mine);
         } catch (RuntimeException e) {
             throw failed("allgather", e);
         } finally {
-            waitingIn = null;
+            op = null;
         }
     }
 
     @Override
     public final synchronized void barrier() {
         checkOpen();
-        waitingIn = "barrier";
+        op = "barrier";
         try {
             fence();
         } catch (RuntimeException e) {
             throw failed("barrier", e);
         } finally {
-            waitingIn = null;
+            op = null;
+        }
+    }
+
+    /** Run {@code fence}, a step that returns when every rank has reached it, under the watch for dead ranks. */
+    final void awaitAll(Runnable fence) {
+        fenceWaiting = ++fences;
+        try {
+            fence.run();
+        } finally {
+            fenceWaiting = 0;
         }
     }
 
@@ -130,18 +149,25 @@ abstract class LaunchedWorld implements World {
     }
 
     private void watch() {
+        long suspect = 0; // the fence during which a dead rank was seen, and how many checks in a row
+        int seen = 0;
         while (!closed) {
             try {
                 Thread.sleep(WATCH_PERIOD_MS);
             } catch (InterruptedException e) {
                 return;
             }
-            String op = waitingIn;
-            if (op != null) {
-                int lost = table.firstDeadOnNode(rank);
-                if (lost >= 0) {
-                    abortLost(lost, op);
-                }
+            long f = fenceWaiting;
+            int lost = f == 0 ? -1 : table.firstDeadOnNode(rank);
+            if (lost < 0) {
+                suspect = 0;
+                seen = 0;
+            } else if (f != suspect) {
+                suspect = f;
+                seen = 1;
+            } else if (++seen >= GRACE_PERIODS && fenceWaiting == f) {
+                String in = op;
+                abortLost(lost, in == null ? "a fence" : in);
             }
         }
     }

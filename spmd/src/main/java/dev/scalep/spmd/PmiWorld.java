@@ -47,7 +47,7 @@ final class PmiWorld extends LaunchedWorld {
     byte[][] exchange(int round, byte[] mine) {
         String base = "scalep." + round + "." + rank;
         PmiKvs.put(pmi, base, mine, segment);
-        pmi.fence();
+        awaitAll(pmi::fence);
         byte[][] out = new byte[size][];
         for (int r = 0; r < size; r++) {
             out[r] = PmiKvs.get(pmi, r, "scalep." + round + "." + r); // our own too: the round trip is checked
@@ -57,7 +57,7 @@ final class PmiWorld extends LaunchedWorld {
 
     @Override
     void fence() {
-        pmi.fence();
+        awaitAll(pmi::fence);
     }
 
     @Override

@@ -70,7 +70,7 @@ final class PmixWorld extends LaunchedWorld {
         String key = "scalep.ag." + round;
         check("PMIx_Put", Pmix.putBytes(key, mine));
         check("PMIx_Commit", Pmix.commit());
-        check("PMIx_Fence", Pmix.fence(true));
+        awaitAll(() -> check("PMIx_Fence", Pmix.fence(true)));
         byte[][] out = new byte[size][];
         Pmix.Value[] v = new Pmix.Value[1];
         for (int r = 0; r < size; r++) {
@@ -89,7 +89,7 @@ final class PmixWorld extends LaunchedWorld {
 
     @Override
     void fence() {
-        check("PMIx_Fence", Pmix.fence(false));
+        awaitAll(() -> check("PMIx_Fence", Pmix.fence(false)));
     }
 
     private void check(String call, int rc) {

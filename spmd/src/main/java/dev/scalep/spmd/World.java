@@ -11,8 +11,10 @@ import java.util.Map;
  * order, by one thread per rank at a time.
  *
  * <p>{@link #open()} bootstraps through whatever the launcher speaks (PMIx, PMI-2 or PMI-1: see
- * {@link Bootstrap}) and is rank 0 of 1 when nothing launched the process. While a collective waits, ranks on the same node are watched:
- * when one has died the waiting rank prints which rank was lost and exits with
+ * {@link Bootstrap}) and is rank 0 of 1 when nothing launched the process. While a collective
+ * waits for the other ranks, those on the same node are watched: when one has died (and the wait
+ * has not ended within a grace of 3 s, the time a rank that finished normally may take to see the
+ * same fence end) the waiting rank prints which rank was lost and exits with
  * {@link #EXIT_RANK_LOST}, so nothing hangs and the launcher ends the job.
  */
 public interface World extends AutoCloseable {
