@@ -116,7 +116,7 @@ final class SpmdCommand implements Callable<Integer> {
     private int rank(World w, Device dev, SharingConfig cfg) throws InterruptedException {
         if (verbose) {
             Output.line(System.out, "spmd: rank " + w.rank() + " of " + w.size() + " on " + w.host(w.rank()) + " (node " + w.node(w.rank())
-                    + ", local rank " + w.localRank() + "): bootstrap " + w.bootstrap() + ": " + w.describe());
+                    + ", local rank " + w.localRank() + ") joined by " + w.describe());
         }
         EndpointOptions opts = EndpointOptions.DEFAULTS.withDepths(64, 8).withBuffers(Math.max(1024, 8 * w.size()), 64);
         AllToAllCheck.Result res = null;

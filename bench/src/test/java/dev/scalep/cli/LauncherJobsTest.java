@@ -67,7 +67,7 @@ class LauncherJobsTest {
         for (int rank = 0; rank < 2; rank++) {
             String prefix = "spmd: rank " + rank + " of 2 on ";
             assertEquals(1, r.lines().stream().filter(l -> l.startsWith(prefix) && l.contains("(node 0, local rank ")
-                    && l.contains("): bootstrap " + bootstrap(launcher) + ": ")).count(), r.output());
+                    && l.contains(") joined by " + bootstrap(launcher) + " ")).count(), r.output());
         }
         long expect = 2L * 1 * 2 * 2;
         assertEquals(1, r.lines().stream().filter(l -> l.startsWith("spmd: 2 ranks x 2 threads on sim:efa (static, ")
