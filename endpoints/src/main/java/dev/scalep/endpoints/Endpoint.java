@@ -21,8 +21,8 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Thread-bound: every data-path method must be called by the thread that acquired it from
  * {@link EndpointManager#acquire()}. Another thread is refused with {@link IllegalStateException}
- * before anything is posted: the runtime removed the driver's locks on that promise (RELIABILITY
- * case 16). Data-path methods do not allocate; back-pressure is the return code
+ * before anything is posted: the runtime removed the driver's locks on that promise, and a second
+ * thread on a lock-free QP would corrupt its send queue. Data-path methods do not allocate; back-pressure is the return code
  * {@link SendPath#EAGAIN} (poll completions, then retry).
  *
  * <p>Memory: four regions, cache-line aligned unless the BUF axis is shared: {@link #sendBuffer()}
@@ -31,8 +31,6 @@ import java.lang.foreign.MemorySegment;
  * ({@link #recvSlot(int)}). Ids are the caller's, 47 bits ({@link WrIds#USER_BITS}).
  */
 public final class Endpoint {
-    /** QKEY used between scalep's own SRD endpoints. */
-    static final int QKEY = 0x11111111;
     /** User id of the zero-byte signaled write {@link #flush()} posts to retire unsignaled work; never delivered. */
     static final long FLUSH_ID = WrIds.USER_MASK;
 
