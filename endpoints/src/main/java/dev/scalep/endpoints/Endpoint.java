@@ -415,17 +415,15 @@ public final class Endpoint implements AutoCloseable {
      */
     public boolean poll(Completion out) {
         checkOwner("poll");
-        RoutedCompletion c = scratch;
         for (;;) {
-            if (!router.pollOrProgress(owner, c)) {
+            if (!router.pollOrProgress(owner, out)) {
                 path.postQueued(); // requests a combiner left queued at its drain limit (shared QP)
                 return false;
             }
-            if (!c.ok() && firstErrorStatus == 0) {
-                firstErrorStatus = c.status();
+            if (!out.ok() && firstErrorStatus == 0) {
+                firstErrorStatus = out.status();
             }
-            if (c.isRecv() || c.wrId() != FLUSH_ID) {
-                out.copyFrom(c);
+            if (out.isRecv() || out.wrId() != FLUSH_ID) {
                 return true;
             }
         }
