@@ -8,12 +8,14 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -147,7 +149,7 @@ public final class Slurm implements AutoCloseable {
         pids.add(Long.parseLong(Files.readString(pidFile).strip()));
     }
 
-    /** Stop the daemons by pid, last started first, and wait for each. */
+    /** Stop the daemons by pid, last started first, wait for each, and remove the directory (unless -Dscalep.keepSlurm). */
     @Override
     public void close() throws InterruptedException {
         for (int i = pids.size() - 1; i >= 0; i--) {
@@ -162,6 +164,15 @@ public final class Slurm implements AutoCloseable {
             }
         }
         pids.clear();
+        if (!Boolean.getBoolean("scalep.keepSlurm")) {
+            try (Stream<Path> all = Files.walk(dir)) { // does not follow links
+                for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            } catch (IOException e) {
+                System.err.println("Slurm: could not remove " + dir + ": " + e.getMessage());
+            }
+        }
     }
 
     private static String exe(String name) {
