@@ -20,6 +20,10 @@ public final class Completion {
     private int imm;
     private int flags;
 
+    /** An empty holder; {@link Endpoint#poll(Completion)} fills it. */
+    public Completion() {
+    }
+
     void copyFrom(RoutedCompletion c) {
         wrId = c.wrId();
         status = c.status();

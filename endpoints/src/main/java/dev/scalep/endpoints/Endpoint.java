@@ -81,7 +81,7 @@ public final class Endpoint implements AutoCloseable {
 
     private volatile Thread ownerThread;
     private volatile boolean closed;
-    private Affinity.Result pinResult;
+    private Pinning pinResult;
     private long peerTarget;
     private long peerSend;
     private int peerRkey;
@@ -189,7 +189,8 @@ public final class Endpoint implements AutoCloseable {
         ownerThread = t;
         if (pin) {
             int[] cpus = Affinity.allowed();
-            pinResult = cpus.length == 0 ? Affinity.pin(index) : Affinity.pin(cpus[index % cpus.length]);
+            Affinity.Result r = cpus.length == 0 ? Affinity.pin(index) : Affinity.pin(cpus[index % cpus.length]);
+            pinResult = new Pinning(r.pinned(), r.cpu(), r.errno(), r.detail());
         }
     }
 
@@ -597,7 +598,7 @@ public final class Endpoint implements AutoCloseable {
     }
 
     /** The pin outcome when the manager pinned the acquiring thread, else null. */
-    public Affinity.Result pinResult() {
+    public Pinning pinResult() {
         return pinResult;
     }
 
