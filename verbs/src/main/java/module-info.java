@@ -8,6 +8,9 @@
 @SuppressWarnings({"module", "requires-automatic"}) // qualified exports name modules built later; Agrona is automatic
 module dev.scalep.verbs {
     requires org.agrona.core;
+    // Agrona is an automatic module and uses sun.misc.Unsafe; nothing else would put jdk.unsupported
+    // in an application's module graph.
+    requires jdk.unsupported;
 
     exports dev.scalep.verbs;
     // Internals: the FFM bindings are shared with the modules that bind their own native libraries.
