@@ -25,7 +25,8 @@ import java.lang.foreign.MemorySegment;
  * <p>Thread-bound: every data-path method must be called by the thread that acquired it from
  * {@link EndpointManager#acquire()} ({@code try (Endpoint ep = manager.acquire()) {...}}: closing
  * the endpoint gives it back). Another thread is refused with {@link IllegalStateException}
- * before anything is posted: the runtime removed the driver's locks on that promise. After its
+ * before anything is posted: the runtime removed the driver's locks on that promise, and a second
+ * thread on a lock-free QP would corrupt its send queue. After its
  * manager is closed every data-path call throws {@link ClosedException}. Data-path methods do not
  * allocate.
  *
@@ -46,8 +47,6 @@ public final class Endpoint implements AutoCloseable {
     public static final int OK = 0;
     /** Outcome: nothing was taken, the send queue is full; poll completions, then call again. */
     public static final int BACK_PRESSURED = SendPath.EAGAIN;
-    /** QKEY used between scalep's own SRD endpoints. */
-    static final int QKEY = 0x11111111;
     /** User id of the zero-byte signaled write {@link #flush()} posts to retire unsignaled work; never delivered. */
     static final long FLUSH_ID = WrIds.USER_MASK;
 
@@ -417,17 +416,15 @@ public final class Endpoint implements AutoCloseable {
      */
     public boolean poll(Completion out) {
         checkOwner("poll");
-        RoutedCompletion c = scratch;
         for (;;) {
-            if (!router.pollOrProgress(owner, c)) {
+            if (!router.pollOrProgress(owner, out)) {
                 path.postQueued(); // requests a combiner left queued at its drain limit (shared QP)
                 return false;
             }
-            if (!c.ok() && firstErrorStatus == 0) {
-                firstErrorStatus = c.status();
+            if (!out.ok() && firstErrorStatus == 0) {
+                firstErrorStatus = out.status();
             }
-            if (c.isRecv() || c.wrId() != FLUSH_ID) {
-                out.copyFrom(c);
+            if (out.isRecv() || out.wrId() != FLUSH_ID) {
                 return true;
             }
         }

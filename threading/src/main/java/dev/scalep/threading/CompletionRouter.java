@@ -15,8 +15,11 @@ import org.jctools.util.PaddedAtomicLong;
  * CQ and routes each completion by QP number: to the QP's fixed owner, or, for a QP several owners
  * share, to the owner named in the id ({@link WrIds#owner}). Send completions of a QP registered
  * with a {@link SendPath} are first retired through it, which returns their credits (unsignaled
- * requests included) and restores the staged id. Every completion reaches exactly one owner ring,
- * once; nothing is dropped. A completion whose owner's ring is full is held for that owner (in its
+ * requests included) and restores the staged id. Every completion of a routed QP reaches exactly one
+ * owner ring, once. The only completions not delivered are those no owner can take, a wiring error:
+ * a QP with no route, or an id naming an owner beyond the router's rings; they are counted in
+ * {@link #unrouted()} (a send among them is still retired, so its credits return), and tests assert
+ * that count is zero. A completion whose owner's ring is full is held for that owner (in its
  * order) and routing goes on for everyone else, so one owner that stops polling does not stop the
  * others; the held records are a pool of one ring's capacity shared by all owners, and only when
  * it is exhausted does routing wait for the slow owners (size owner rings for the signaled send and
@@ -272,7 +275,7 @@ public final class CompletionRouter implements AutoCloseable {
         return routed.get();
     }
 
-    /** Completions of QPs with no route (dropped and counted; a wiring error). */
+    /** Completions no owner could take (a QP with no route, or an owner beyond the rings): dropped and counted, a wiring error. */
     public long unrouted() {
         return unrouted.get();
     }
