@@ -88,7 +88,7 @@ class ReadmeExampleTest {
             Files.write(info, in.readAllBytes());
         }
         Path classes = tmp.resolve("classes");
-        String diag = javac("-d", classes.toString(), "--module-path", modulePath, info.toString(), src.toString());
+        String diag = javac("-d", classes.toString(), "--module-path", modulePath, "-cp", emptyDir(tmp), info.toString(), src.toString());
         assertEquals("", diag);
 
         // A fresh JVM, nothing on the class path; native access is granted to the library's modules
@@ -119,12 +119,22 @@ class ReadmeExampleTest {
 
         // The control: the same module compiles when it imports an exported type.
         Path ok = Files.writeString(src.resolve("Probe.java"), probe.formatted("endpoints.Endpoint", "Endpoint"));
-        assertEquals("", javac("-d", tmp.resolve("ok").toString(), "--module-path", modulePath, info.toString(), ok.toString()));
+        assertEquals("", javac("-d", tmp.resolve("ok").toString(), "--module-path", modulePath, "-cp", emptyDir(tmp),
+                info.toString(), ok.toString()));
 
         Path bad = Files.writeString(src.resolve("Probe.java"), probe.formatted("threading.SendPath", "SendPath"));
-        String diag = javac("-d", tmp.resolve("bad").toString(), "--module-path", modulePath, info.toString(), bad.toString());
+        String diag = javac("-d", tmp.resolve("bad").toString(), "--module-path", modulePath, "-cp", emptyDir(tmp),
+                info.toString(), bad.toString());
         assertTrue(diag.contains("package dev.scalep.threading is not visible")
                 && diag.contains("does not export it to module intruder"), diag);
+    }
+
+    /**
+     * An empty class path for a module compile: javac in-process would otherwise take this JVM's
+     * class path, where the library's packages also sit in the unnamed module.
+     */
+    private static String emptyDir(Path tmp) throws Exception {
+        return Files.createDirectories(tmp.resolve("empty-class-path")).toString();
     }
 
     /** Runs javac in-process; its diagnostics, or "" when it compiled cleanly. */
