@@ -416,15 +416,17 @@ public final class Endpoint implements AutoCloseable {
      */
     public boolean poll(Completion out) {
         checkOwner("poll");
+        RoutedCompletion c = scratch;
         for (;;) {
-            if (!router.pollOrProgress(owner, out)) {
+            if (!router.pollOrProgress(owner, c)) {
                 path.postQueued(); // requests a combiner left queued at its drain limit (shared QP)
                 return false;
             }
-            if (!out.ok() && firstErrorStatus == 0) {
-                firstErrorStatus = out.status();
+            if (!c.ok() && firstErrorStatus == 0) {
+                firstErrorStatus = c.status();
             }
-            if (out.isRecv() || out.wrId() != FLUSH_ID) {
+            if (c.isRecv() || c.wrId() != FLUSH_ID) {
+                out.copyFrom(c);
                 return true;
             }
         }
