@@ -58,7 +58,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Above 600 lines because the verbs API, the post path and the state machine share the QP and
  * engine locks and every transition; what could leave did (the roles named above).
  */
-final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
+final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester, QpResponder {
     final SimPd pd;
     final SimContext ctx;
     final SimDevice dev;
@@ -79,11 +79,11 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     private final ReentrantLock engine = new ReentrantLock();
     private final boolean blueFlame;
     /** The send queue's WQE slots. */
-    final SendSlots sl;
+    private final SendSlots sl;
     /** EFA's reordering window; null on an in-order device. */
-    final ReorderWindow win;
+    private final ReorderWindow win;
     /** The NIC's execution engine for this send queue. */
-    final SimEngine eng;
+    private final SimEngine eng;
 
     volatile QpState state = QpState.RESET;
     private volatile int access;
@@ -97,7 +97,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     /** Bumped on every move to ERR or RESET: requests of an earlier incarnation are dropped by responders. */
     volatile int incarnation;
     /** The path to QPs of other processes; null when the device is not on a fabric. */
-    final RemotePath remote;
+    private final RemotePath remote;
     /** Post-time execution of plain RDMA writes; null unless the QP is RC on an in-order device. */
     private final DirectWrites direct;
 
@@ -133,14 +133,20 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         this.lockFree = lockFree;
         this.qpLock = lockFree ? null : new ReentrantLock();
         this.blueFlame = ctx.mlx5() && ctx.options.blueFlame() && uuar != null && uuar.blueFlame;
+        // the send side's parts: each gets what it works with as arguments and calls nothing of this QP while built
         int cap = attr.maxSendWr();
-        this.sl = new SendSlots(cap, attr.maxSendSge(), attr.maxInline());
+        SimPd base = pd.base();
+        SendSlots slots = new SendSlots(cap, attr.maxSendSge(), attr.maxInline(), dev.mrs);
         boolean inOrder = caps.inOrder() || dev.efaWindow <= 1;
-        this.win = inOrder ? null : new ReorderWindow(Math.max(1, dev.efaWindow), cap, dev.efaSeed, qpn);
-        this.eng = new SimEngine(this, sl, win, ownRq);
-        this.remote = dev.fabric() == null ? null : new RemotePath(this, cap);
-        this.direct = inOrder && type == QpType.RC
-                ? new DirectWrites(this, supported[Opcode.RDMA_WRITE.ordinal()], caps.unsignaled()) : null;
+        ReorderWindow window = inOrder ? null : new ReorderWindow(Math.max(1, dev.efaWindow), cap, dev.efaSeed, qpn);
+        RemotePath path = dev.fabric() == null ? null : new RemotePath(this, qpn, type, dev, slots, cap);
+        SimEngine engine = new SimEngine(this, qpn, type, dev, base, sendCq, slots, window, path);
+        this.sl = slots;
+        this.win = window;
+        this.remote = path;
+        this.eng = engine;
+        this.direct = inOrder && type == QpType.RC ? new DirectWrites(this, qpn, attr, dev, base, slots, engine, path,
+                supported[Opcode.RDMA_WRITE.ordinal()], caps.unsignaled()) : null;
         var conn = attr.connection();
         var port = conn.selectPort("ibv_create_qp", dev.name(), dev.ports());
         this.srcGid = conn.selectGid("ibv_create_qp", dev.name(), port).gid();
@@ -157,8 +163,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         eng.updateHolding();
     }
 
-    /** Whether a progress tick was requested since the last call (clears it). */
-    boolean takeTick() {
+    @Override
+    public boolean takeTick() {
         boolean t = tick;
         tick = false;
         return t;
@@ -198,7 +204,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     }
 
     /** Move to ERR (once) and report the last WQE of an SRQ QP: the one error transition. */
-    void moveToError() {
+    @Override
+    public void moveToError() {
         if (state != QpState.ERR) {
             setState(QpState.ERR);
             enteredError();
@@ -209,7 +216,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
      * This QP, as an RC responder, found an RDMA request's rkey, range or access invalid: ERR and
      * QP_ACCESS_ERR (IBA local access violation, as mlx5), then flush.
      */
-    void responderAccessError() {
+    @Override
+    public void responderAccessError() {
         if (type == QpType.RC && !closed && state != QpState.ERR) {
             setState(QpState.ERR);
             ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_ACCESS_ERR, this));
@@ -218,12 +226,72 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         }
     }
 
-    int accessFlags() {
+    @Override
+    public int accessFlags() {
         return access;
     }
 
-    int rnrRetry() {
+    @Override
+    public int rnrRetry() {
         return rnrRetry;
+    }
+
+    // ------------------------------------------------------------------ what the engine's parts and targets see
+
+    @Override
+    public int remoteQpn() {
+        return remoteQpn;
+    }
+
+    @Override
+    public int incarnation() {
+        return incarnation;
+    }
+
+    @Override
+    public boolean accepts(QpType t, int srcQpn) {
+        return !closed && receiving(state) && type == t && (t != QpType.RC || remoteQpn == srcQpn);
+    }
+
+    @Override
+    public SimPd basePd() {
+        return pd.base();
+    }
+
+    @Override
+    public boolean grants(SimMr m, long addr, long len, int need) {
+        return m != null && m.basePd == pd.base() && m.contains(addr, len) && (m.access & need) != 0
+                && (access & need) != 0;
+    }
+
+    @Override
+    public SimRecvQueue receiveQueue() {
+        return rq;
+    }
+
+    @Override
+    public SimCq recvCq() {
+        return recvCq;
+    }
+
+    @Override
+    public void flushOwnReceives() {
+        if (ownRq != null) {
+            ownRq.flush(recvCq, qpn);
+        }
+    }
+
+    @Override
+    public void awaitRemote() {
+        dev.remoteWaiting(this);
+    }
+
+    @Override
+    public void answered(int s, long seq, int status) {
+        if (remote != null) {
+            remote.onResponse(s, seq, status);
+            nudge();
+        }
     }
 
     private void transition(QpState to) {
@@ -327,7 +395,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     }
 
     /** Ask the engine to run (from another thread, or from inside a delivery); never blocks. */
-    void nudge() {
+    @Override
+    public void nudge() {
         work = true;
         kick();
     }
@@ -450,7 +519,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
 
     @Override
     public int outstandingSends() {
-        return sl.outstanding;
+        return sl.outstanding();
     }
 
     @Override
@@ -474,7 +543,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     }
 
     /** Count {@code n} inline WQEs the post-time write path executed ({@link DirectWrites}). */
-    void countInline(long n) {
+    @Override
+    public void countInline(long n) {
         inlineWqes += n;
     }
 
@@ -550,7 +620,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             if (rc != 0) {
                 break;
             }
-            if (sl.enqueue(wrs, i, o, f, type, attr.sigAll(), dev)) {
+            if (sl.enqueue(wrs, i, o, f, type, attr.sigAll())) {
                 inlineWqes++;
             }
             posted++;
@@ -581,7 +651,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         if (ctx.device.isEfa() && (f & ~(SendFlags.SIGNALED | SendFlags.INLINE)) != 0) {
             return Errno.EINVAL;
         }
-        if ((f & SendFlags.INLINE) != 0 && (o == Opcode.RDMA_READ || wrs.length(i) > sl.maxInline)) {
+        if ((f & SendFlags.INLINE) != 0 && (o == Opcode.RDMA_READ || wrs.length(i) > sl.maxInline())) {
             return Errno.EINVAL;
         }
         if (type.connectionless()) {
@@ -606,12 +676,12 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         if (l != null) {
             l.lock();
             try {
-                u.ring(qpn, (int) sl.nextSeq, wrs.segment(), wrs.address(from) - wrs.address(0), bf);
+                u.ring(qpn, (int) sl.posted(), wrs.segment(), wrs.address(from) - wrs.address(0), bf);
             } finally {
                 l.unlock();
             }
         } else {
-            u.ring(qpn, (int) sl.nextSeq, wrs.segment(), wrs.address(from) - wrs.address(0), bf);
+            u.ring(qpn, (int) sl.posted(), wrs.segment(), wrs.address(from) - wrs.address(0), bf);
         }
         if (bf) {
             blueFlameWrites++;
@@ -631,7 +701,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         }
         int rc = ownRq.post(wrs);
         if (state == QpState.ERR) {
-            ownRq.flush(recvCq, qpn);
+            flushOwnReceives();
         }
         return rc;
     }
