@@ -1,7 +1,6 @@
 package dev.scalep.verbs.sim;
 
 import dev.scalep.verbs.AsyncEvent;
-import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
@@ -58,9 +57,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Above 600 lines because the verbs API, the post path and the state machine share the QP and
  * engine locks and every transition; what could leave did (the roles named above).
  */
-final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester, QpResponder {
+final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTable.Entry, QpRequester, QpResponder {
     final SimPd pd;
-    final SimContext ctx;
     final SimDevice dev;
     private final DeviceCapabilities caps;
     /** {@link DeviceCapabilities#supports}, by opcode ordinal (read per WR). */
@@ -89,7 +87,6 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester
     private volatile int access;
     volatile int remoteQpn;
     private volatile int rnrRetry = 7;
-    volatile boolean closed;
     private volatile boolean work;
     private volatile boolean tick;
     /** Set while the engine waits for an answer from another process (see {@link SimDevice#remoteWaiting}). */
@@ -113,8 +110,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester
     private long blueFlameWrites;
 
     SimQp(SimPd pd, QpInitAttr attr, int qpn, SimCq sendCq, SimCq recvCq, SimSrq srq, SimUuar uuar, boolean lockFree) {
+        super(pd.ctx);
         this.pd = pd;
-        this.ctx = pd.ctx;
         this.dev = ctx.device;
         this.caps = ctx.caps;
         this.supported = new boolean[Opcode.values().length];
@@ -181,12 +178,6 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester
 
     // ------------------------------------------------------------------ control path
 
-    private void checkOpen() {
-        if (closed) {
-            throw new ClosedException("QP " + qpn);
-        }
-    }
-
     private String devName() {
         return dev.name();
     }
@@ -198,7 +189,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester
         }
         state = to;
         FabricDirectory d = dev.directory();
-        if (d != null && !closed) {
+        if (d != null && !isClosed()) {
             d.updateQp(this);
         }
     }
@@ -218,7 +209,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester
      */
     @Override
     public void responderAccessError() {
-        if (type == QpType.RC && !closed && state != QpState.ERR) {
+        if (type == QpType.RC && !isClosed() && state != QpState.ERR) {
             setState(QpState.ERR);
             ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_ACCESS_ERR, this));
             enteredError();
@@ -250,7 +241,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester
 
     @Override
     public boolean accepts(QpType t, int srcQpn) {
-        return !closed && receiving(state) && type == t && (t != QpType.RC || remoteQpn == srcQpn);
+        return !isClosed() && receiving(state) && type == t && (t != QpType.RC || remoteQpn == srcQpn);
     }
 
     @Override
@@ -387,7 +378,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester
 
     /** The CQ overran or the peer failed this QP: move to ERR and flush as soon as the engine is free. */
     void fatal() {
-        if (closed) {
+        if (isClosed()) {
             return;
         }
         moveToError();
@@ -418,7 +409,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester
             }
             try {
                 work = false;
-                if (!closed) {
+                if (!isClosed()) {
                     eng.process();
                 }
             } finally {
@@ -433,13 +424,10 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester
         }
     }
 
-    void destroy() {
-        engine.lock();
+    @Override
+    void release() {
+        engine.lock(); // an engine run in progress ends first; later ones see the QP closed
         try {
-            if (closed) {
-                return;
-            }
-            closed = true;
             state = QpState.RESET;
             resetQueues();
             if (ownRq != null) {
@@ -463,13 +451,6 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester
         ctx.releaseUuar(uuar);
         ctx.accounting.add(Accounting.QPS, -1);
         ctx.accounting.add(Accounting.MEMORY, -memoryBytes());
-    }
-
-    @Override
-    public void close() {
-        synchronized (ctx.ctl) {
-            destroy();
-        }
     }
 
     @Override
@@ -708,7 +689,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry, QpRequester
 
     /** This QP has just entered ERR: a QP on an SRQ reports its last WQE (IBV_EVENT_QP_LAST_WQE_REACHED). */
     void enteredError() {
-        if (srq != null && !closed) {
+        if (srq != null && !isClosed()) {
             ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_LAST_WQE_REACHED, this));
         }
     }
