@@ -24,10 +24,13 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * A simulated queue pair: the verbs API, the post path and the QP state machine (every transition
  * goes through {@link #setState}, every error transition through {@link #moveToError}). Its
- * roles live apart: {@link SendSlots} (the WQE slot table), {@link SimEngine} (the NIC's execution
- * engine), {@link DirectWrites} (plain RDMA writes executed at post time), {@link ReorderWindow}
- * (EFA's out-of-order window) and {@link RemotePath} (work towards QPs of other processes). The
- * behaviour they implement together:
+ * roles live apart: {@link SendSlots} (the WQE slots and their rings), {@link SimEngine} (the NIC's
+ * execution engine), {@link DirectWrites} (plain RDMA writes executed at post time),
+ * {@link ReorderWindow} (EFA's out-of-order window), {@link RemotePath} (work towards QPs of other
+ * processes) and {@link Receives#deliver} (the responder's half of a message that consumes a
+ * receive, for requesters of this process and of others alike). The parts see this QP only as a
+ * {@link QpRequester} (their own QP) or a {@link QpResponder} (a target), and are built from
+ * explicit arguments, so none reads a field of this class. The behaviour they implement together:
  *
  * <p><b>Post path.</b> {@link #postSend} takes the QP lock (a real {@link ReentrantLock}, absent on
  * a QP created through a parent domain), validates each WR against the create-time caps, copies it
@@ -53,9 +56,6 @@ import java.util.concurrent.locks.ReentrantLock;
  * retires when it executes. Error completions are always written. Flushing (ERR) writes
  * WR_FLUSH_ERR for every WQE not yet executed, in post order; executed unsignaled WQEs retire
  * silently, as on hardware.
- *
- * <p>Above 600 lines because the verbs API, the post path and the state machine share the QP and
- * engine locks and every transition; what could leave did (the roles named above).
  */
 final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTable.Entry, QpRequester, QpResponder {
     final SimPd pd;
