@@ -4,8 +4,10 @@ import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.SendFlags;
 import dev.scalep.verbs.SendWorkRequests;
+import com.sun.management.ThreadMXBean;
 import org.junit.jupiter.api.Test;
 
+import java.lang.management.ManagementFactory;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -21,7 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The send queue's slot rings against a model, driven by a seeded random mix of what the post path
  * and the engine do: a slot is never handed out twice, queued and unretired WQEs come back in post
  * order with the fields they were posted with, {@link SendSlots#room} is the free slots less the
- * silent WQEs, the published outstanding count is every WQE not retired, and reset frees all.
+ * silent WQEs, the published outstanding count is every WQE not retired, and reset frees all;
+ * a queue as deep as the QP, filled for the first time, allocates nothing.
  */
 class SendSlotsTest {
     private static final int CAP = 8;
@@ -119,5 +122,34 @@ class SendSlotsTest {
             assertTrue(all.add(sl.executed(k, Opcode.RDMA_WRITE, true, 0)), "reset frees every slot once");
         }
         assertEquals(0, sl.room());
+    }
+
+    @Test
+    void fillingEveryRingToTheQueueDepthAllocatesNothing() {
+        ThreadMXBean mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long tid = Thread.currentThread().threadId();
+        try (SendWorkRequests wrs = new SendWorkRequests(1, 1)) {
+            wrs.sge(wrs.add(7, Opcode.SEND, 0), 4096, 64, 1);
+            cycle(new SendSlots(256, 1, 0, new SlotTable<>(4, 8)), wrs); // the code paths, warmed on another instance
+            SendSlots fresh = new SendSlots(256, 1, 0, new SlotTable<>(4, 8));
+            long before = mx.getThreadAllocatedBytes(tid);
+            cycle(fresh, wrs);
+            long after = mx.getThreadAllocatedBytes(tid);
+            assertEquals(0, after - before, "bytes allocated by the first fill of a 256-deep queue");
+            assertEquals(256, fresh.room());
+        }
+    }
+
+    /** Post as many WRs as fit, take them all, complete them all unsignaled, then retire them with a CQE. */
+    private static void cycle(SendSlots sl, SendWorkRequests wrs) {
+        while (sl.room() > 0) {
+            sl.enqueue(wrs, 0, Opcode.SEND, 0, QpType.RC, false);
+        }
+        while (sl.hasQueued()) {
+            sl.deferRetire(sl.dequeue());
+        }
+        for (int s = sl.nextUnretired(); s >= 0; s = sl.nextUnretired()) {
+            sl.retire(s);
+        }
     }
 }
