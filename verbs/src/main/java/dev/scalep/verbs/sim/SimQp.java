@@ -56,6 +56,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * retires when it executes. Error completions are always written. Flushing (ERR) writes
  * WR_FLUSH_ERR for every WQE not yet executed, in post order; executed unsignaled WQEs retire
  * silently, as on hardware.
+ *
+ * <p><b>Lock order.</b> The post path takes the QP lock (when there is one), then the engine lock;
+ * state transitions ({@code init} to {@code reset}) take the engine lock only, so a transition never
+ * interleaves with a WQE being executed. Work that arrives while another thread holds the engine
+ * lock sets {@code work}; the holder runs it after unlocking ({@code afterUnlock}), so no thread
+ * waits on the engine.
  */
 final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTable.Entry, QpRequester, QpResponder {
     final SimPd pd;
