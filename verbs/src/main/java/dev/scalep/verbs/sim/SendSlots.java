@@ -103,8 +103,9 @@ final class SendSlots {
         seq = new long[cap];
         inl = maxInline > 0 ? MemorySegment.ofArray(new byte[cap * maxInline]) : null;
         free = new IntArrayList(Math.max(1, cap), NONE);
-        queued = new IntArrayQueue(Math.max(IntArrayQueue.MIN_CAPACITY, cap), NONE);
-        unretired = new IntArrayQueue(Math.max(IntArrayQueue.MIN_CAPACITY, cap), NONE);
+        // an IntArrayQueue grows when an offer fills it: room for cap + 1 keeps cap entries allocation-free
+        queued = new IntArrayQueue(Math.max(IntArrayQueue.MIN_CAPACITY, cap + 1), NONE);
+        unretired = new IntArrayQueue(Math.max(IntArrayQueue.MIN_CAPACITY, cap + 1), NONE);
         reset();
     }
 
