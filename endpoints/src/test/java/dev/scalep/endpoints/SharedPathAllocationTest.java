@@ -51,7 +51,7 @@ class SharedPathAllocationTest {
                         var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
                         long tid = Thread.currentThread().threadId();
                         start.await(30, TimeUnit.SECONDS);
-                        for (int m = 0; m < 30_000; m++) { // warm-up (JIT)
+                        for (int m = 0; m < 100_000; m++) { // warm-up: the JIT compiles the path (C2) before the count
                             post(e, c, m);
                         }
                         long before = mx.getThreadAllocatedBytes(tid);
