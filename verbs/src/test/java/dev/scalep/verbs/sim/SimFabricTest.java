@@ -59,7 +59,7 @@ class SimFabricTest {
     }
 
     private static Path segment(SimDevice d) {
-        return Path.of(Fabric.DIR, "scalep-" + Fabric.currentUid() + "-mlx5-" + Fabric.sanitize(d.job()));
+        return Fabric.segmentPath(d.name(), "mlx5", d.job());
     }
 
     /** One side: context, PD, CQ, RC QP, 64 KiB of PD memory registered for RDMA. */
@@ -128,13 +128,14 @@ class SimFabricTest {
             assertTrue(Files.exists(seg));
             assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(seg)));
             assertTrue(d.fabricSlot() > 0);
-            assertTrue(Files.exists(Path.of(Fabric.DIR, d.sharedFilePrefix() + "m0")), "PD memory is a shared file");
+            assertTrue(Files.exists(Path.of(d.sharedFilePrefix() + "0")), "PD memory is a shared file");
             assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(
-                    Path.of(Fabric.DIR, d.sharedFilePrefix() + "m0"))));
+                    Path.of(d.sharedFilePrefix() + "0"))));
+            assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(seg.getParent())),
+                    "in the user's private directory");
         }
         assertFalse(Files.exists(seg), "the last process removes the segment");
-        assertEquals(0, CrossProcessTest.count(Path.of(Fabric.DIR), "scalep-" + Fabric.currentUid() + "-mlx5-"
-                + Fabric.sanitize(d.job()) + "-"), "and every shared file");
+        assertEquals(0, CrossProcessTest.count(seg + "@"), "and every shared file");
     }
 
     @Test
@@ -145,7 +146,8 @@ class SimFabricTest {
         try {
             VerbsException e = assertThrows(VerbsException.class, d::open);
             assertEquals(Errno.EACCES, e.errno());
-            assertTrue(e.getMessage().contains("ibv_open_device") && e.getMessage().contains("rw-------"),
+            assertTrue(e.getMessage().contains("ibv_open_device") && e.getMessage().contains("rw-------")
+                    && e.getMessage().contains("SCALEP_JOB"),
                     e.getMessage());
         } finally {
             Files.deleteIfExists(seg);
