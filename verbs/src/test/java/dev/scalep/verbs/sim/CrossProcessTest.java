@@ -62,11 +62,12 @@ class CrossProcessTest {
         final int rkey;
         final String filePrefix;
 
-        Child(String personality, String job) throws IOException {
+        Child(String personality, String job, String... launcher) throws IOException {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            process = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
-                    System.getProperty("java.class.path"), FabricPeer.class.getName(), personality, job)
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            List<String> cmd = new ArrayList<>(List.of(launcher));
+            cmd.addAll(List.of(java, "--enable-native-access=ALL-UNNAMED", "-cp",
+                    System.getProperty("java.class.path"), FabricPeer.class.getName(), personality, job));
+            process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             in = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
             out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
             String[] a = expect("ADDR").split(" ");
