@@ -17,6 +17,7 @@ import dev.scalep.verbs.SendWorkRequests;
 import dev.scalep.verbs.VerbsException;
 import dev.scalep.verbs.WcStatus;
 import dev.scalep.verbs.WorkCompletions;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -319,6 +320,27 @@ class SimFabricTest {
                     b.cq.poll(wc, 8); // the target's polls drain a scribbled ring without crashing
                 }
             }
+        }
+    }
+
+    @Test
+    void aRingScribbledFullEndsASendInRetryExceededNotAHang() throws IOException {
+        String job = job("full");
+        SimDevice db = mlx5(job);
+        try (Side a = new Side(mlx5(job)); Side b = new Side(db);
+             FileChannel ch = FileChannel.open(segment(db), StandardOpenOption.READ, StandardOpenOption.WRITE);
+             Arena arena = Arena.ofConfined(); RecvWorkRequests r = new RecvWorkRequests(1, 1)) {
+            MemorySegment fab = ch.map(FileChannel.MapMode.READ_WRITE, 0, FabricLayout.FILE_BYTES, arena);
+            connect(a, b);
+            r.sge(r.add(1), b.mr, 0, 64);
+            assertEquals(0, b.qp.postRecv(r));
+            long trailer = FabricLayout.area(db.fabricSlot()) + FabricLayout.RING_CAPACITY;
+            long head = fab.get(JAVA_LONG_UNALIGNED, trailer + RingBufferDescriptor.HEAD_POSITION_OFFSET);
+            // the producer position a full capacity ahead of the consumer, with nothing readable in between
+            fab.set(JAVA_LONG_UNALIGNED, trailer + RingBufferDescriptor.TAIL_POSITION_OFFSET,
+                    head + FabricLayout.RING_CAPACITY);
+            assertEquals(0, a.post(Opcode.SEND, 0, 64, 0, 0));
+            assertEquals(WcStatus.RETRY_EXC_ERR, a.status(), "within the retry timeout, not never");
         }
     }
 
