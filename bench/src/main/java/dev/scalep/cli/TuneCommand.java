@@ -141,12 +141,9 @@ final class TuneCommand implements Callable<Integer> {
         if (repeats < 1 || repeats > 100) {
             throw new UserException("--repeat: " + repeats + " is out of range 1..100");
         }
-        Path dir = out.toAbsolutePath().getParent();
-        if (Files.isDirectory(out) || dir == null || !Files.isDirectory(dir)) {
-            throw new UserException("--out: " + out + " must be a file in an existing directory");
-        }
-        if (results != null && Files.exists(results) && !Files.isDirectory(results)) {
-            throw new UserException("--results: " + results + " exists and is not a directory");
+        Checks.outputFile("--out", out);
+        if (results != null) {
+            Checks.outputDir("--results", results.toString());
         }
 
         if (confirm < 0 || confirm > 20) {
