@@ -35,6 +35,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /** {@code scalep policy tune}: measure the candidate endpoint configurations and write the policy the user's rule picks. */
@@ -163,6 +164,7 @@ final class TuneCommand implements Callable<Integer> {
         Choice.requireBudget(unmeasured, rule);
 
         try (World world = World.open()) {
+            RankAgreement.check(world, spec, Set.of("--out", "--results"));
             if (world.size() > 2) {
                 throw new UserException("policy tune runs on one rank, or on two (sender threads on rank 0, receivers on "
                         + "rank 1): launch it with mpirun -np 2, not " + world.size());
