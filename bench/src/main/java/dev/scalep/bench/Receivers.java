@@ -2,7 +2,7 @@ package dev.scalep.bench;
 
 import dev.scalep.endpoints.Endpoint;
 import dev.scalep.endpoints.EndpointManager;
-import dev.scalep.threading.Completion;
+import dev.scalep.endpoints.Completion;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -54,7 +54,7 @@ final class Receivers {
                     }
                 } finally {
                     if (ep != null) {
-                        receiver.release(ep);
+                        ep.close();
                     }
                 }
             });

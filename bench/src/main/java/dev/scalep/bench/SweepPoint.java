@@ -1,9 +1,9 @@
 package dev.scalep.bench;
 
 /**
- * One configuration of the message-rate benchmark (SCALABLE-ENDPOINTS.md, "the message-rate
- * benchmark"): {@code threads} sender threads post 2-byte RDMA writes on QPs of depth {@code depth}
- * in multiples of postlist {@code postlist}, one signaled completion every {@code unsignaled} WQEs.
+ * One configuration of the message-rate benchmark ({@code scalep sweep}): {@code threads} sender
+ * threads post 2-byte RDMA writes on QPs of depth {@code depth} in multiples of postlist
+ * {@code postlist}, one signaled completion every {@code unsignaled} WQEs.
  *
  * @param device     device name
  * @param label      what the row is called in tables and charts (a category, a policy class, or an

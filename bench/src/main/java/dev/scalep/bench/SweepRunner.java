@@ -6,8 +6,7 @@ import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.endpoints.Substitution;
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
-import dev.scalep.threading.Completion;
-import dev.scalep.threading.SendPath;
+import dev.scalep.endpoints.Completion;
 import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.DeviceCapabilities;
@@ -200,7 +199,7 @@ public final class SweepRunner {
                 } finally {
                     if (ep != null) {
                         try {
-                            sender.release(ep);
+                            ep.close();
                         } catch (RuntimeException e) {
                             failure.compareAndSet(null, e);
                         }
@@ -260,7 +259,7 @@ public final class SweepRunner {
                 case WRITE -> ep.write(i, offset, size, offset);
                 case READ -> ep.read(i, offset, size, offset);
                 case SEND -> ep.send(i, offset, size);
-            }) == SendPath.EAGAIN) {
+            }) == Endpoint.BACK_PRESSURED) {
                 reap(ep, c);
             }
             if (rc != 0) {

@@ -1,5 +1,6 @@
 package dev.scalep.cli;
 
+import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.policies.Category;
 import dev.scalep.policies.Degradation;
 import dev.scalep.policies.EffectivePolicy;
@@ -7,9 +8,12 @@ import dev.scalep.policies.EndpointClass;
 import dev.scalep.policies.Policy;
 import dev.scalep.policies.PolicyError;
 import dev.scalep.policies.PolicyException;
+import dev.scalep.policies.PolicyKey;
+import dev.scalep.policies.PolicyKeys;
 import dev.scalep.policies.PolicyLoader;
 import dev.scalep.policies.QpMode;
 import dev.scalep.verbs.Device;
+import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.Devices;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -63,7 +67,8 @@ final class PolicyCommand implements Runnable {
         List<String> files;
 
         @Option(names = "--device", paramLabel = "NAME",
-                description = "Also validate against this device's capabilities (see `scalep devices`).")
+                description = "Also validate against this device's capabilities and ports (see `scalep devices`): "
+                        + "limits, and the connection section's port, GID and path MTU.")
         String device;
 
         @Option(names = {"-q", "--quiet"}, description = "Do not list degradations and notes.")
@@ -109,7 +114,8 @@ final class PolicyCommand implements Runnable {
     /** {@code scalep policy show FILE [--class NAME] [--device NAME] [--format yaml|table]}. */
     @Command(name = "show", mixinStandardHelpOptions = true,
             description = "Print the effective policy: every setting with defaults filled in and extends applied, "
-                    + "and, with --device, what the device made of it.")
+                    + "and, with --device, what the device made of it. The table lists every key of the file format "
+                    + "by its dotted name (auto: chosen by the device at run time).")
     static final class Show implements Callable<Integer> {
         enum Format { yaml, table }
 
@@ -160,7 +166,7 @@ final class PolicyCommand implements Runnable {
             return table(e, only, null);
         }
 
-        static String table(EffectivePolicy e, String only, dev.scalep.verbs.DeviceCapabilities caps) {
+        static String table(EffectivePolicy e, String only, DeviceCapabilities caps) {
             List<EndpointClass> cs = new ArrayList<>();
             for (EndpointClass c : e.classes().values()) {
                 if (only == null || only.equals(c.name())) {
@@ -179,22 +185,20 @@ final class PolicyCommand implements Runnable {
                 add(rows, "  qp", c.sharing().qp() + (c.sharing().qpMode() != QpMode.DIRECT ? ":" + c.sharing().qpMode() : ""));
                 add(rows, "  cq", c.sharing().cq().toString());
                 add(rows, "  srq", c.sharing().srq().toString());
-                add(rows, "queue-depth", c.queueDepth());
-                add(rows, "postlist", c.postlist());
-                add(rows, "unsignaled", c.unsignaled());
-                add(rows, "inline (bytes)", c.inlineThreshold());
-                // With --device, what the endpoint layer will do (EndpointOptions.from): auto resolved to the device default.
-                add(rows, "blueflame", c.blueFlame().spelling() + (caps == null ? ""
-                        : " (" + (dev.scalep.endpoints.EndpointOptions.from(c, caps).context().blueFlame() ? "on" : "off") + ")"));
-                add(rows, "chained", c.chained().enabled() ? "pool " + c.chained().poolSize() + ", max " + c.chained().maxLength() : "off");
-                add(rows, "sge-header-payload", c.sgeHeaderPayload());
-                add(rows, "srq depth/refill", c.srq().depth() + " / <" + c.srq().refillThreshold() + " by " + c.srq().refillBatch());
-                add(rows, "cq depth", c.cq().depth());
-                add(rows, "cq moderation", c.cq().moderationCount() == 0 && c.cq().moderationPeriodUs() == 0 ? "off"
-                        : c.cq().moderationCount() + " cqes / " + c.cq().moderationPeriodUs() + " us");
-                add(rows, "srd ordering", c.srd().ordering().spelling());
-                add(rows, "atomics emulation", c.srd().atomicsEmulation());
-                add(rows, "on-unsupported", c.onUnsupported().spelling());
+                for (PolicyKey<?> k : PolicyKeys.CLASS) {
+                    if (!k.isSetting() || k == PolicyKeys.SHARING) {
+                        continue;
+                    }
+                    String v = k.spelledIn(c);
+                    if (v == null) {
+                        v = "auto";
+                    }
+                    if (k == PolicyKeys.BLUEFLAME && caps != null) {
+                        // What the endpoint layer will do (EndpointOptions.from): auto resolved to the device default.
+                        v += " (" + (EndpointOptions.from(c, caps).context().blueFlame() ? "on" : "off") + ")";
+                    }
+                    add(rows, k.path(), v);
+                }
             }
             int w0 = "SETTING".length();
             for (String k : rows.keySet()) {

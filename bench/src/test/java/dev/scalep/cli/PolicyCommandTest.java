@@ -1,5 +1,7 @@
 package dev.scalep.cli;
 
+import dev.scalep.policies.PolicyKey;
+import dev.scalep.policies.PolicyKeys;
 import dev.scalep.verbs.Devices;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -113,7 +115,46 @@ class PolicyCommandTest {
         assertEquals(0, t.code(), t.err());
         assertTrue(t.out().contains("SETTING"), t.out());
         assertTrue(t.out().contains("HALO") && t.out().contains("BULK"), t.out());
-        assertTrue(t.out().lines().anyMatch(l -> l.startsWith("srd ordering") && l.contains("receiver-reorder") && l.contains("sender-wait")), t.out());
+        assertTrue(t.out().lines().anyMatch(l -> l.startsWith("srd.ordering ") && l.contains("receiver-reorder") && l.contains("sender-wait")), t.out());
+    }
+
+    /** Every setting of the file format is a row of the table, by its dotted key. */
+    @Test
+    void showTableHasARowPerKey() {
+        Result t = run("policy", "show", cat("recommended-mlx5"), "--format", "table", "--device", "sim:mlx5");
+        assertEquals(0, t.code(), t.err());
+        for (PolicyKey<?> k : PolicyKeys.CLASS) {
+            if (k.isSetting()) {
+                assertTrue(t.out().lines().anyMatch(l -> l.startsWith(k.path() + " ")), k.path() + "\n" + t.out());
+            }
+        }
+        assertTrue(t.out().lines().anyMatch(l -> l.startsWith("connection.gid-index ") && l.contains("auto")), t.out());
+    }
+
+    /** The connection section meets the device's ports: a port or GID the device lacks is one line naming key, value and limit. */
+    @Test
+    void checkRefusesAPortOrGidTheDeviceLacks(@TempDir Path dir) throws Exception {
+        for (String device : List.of("sim:mlx5", "sim:efa")) {
+            int gids = Devices.byName(device).ports().getFirst().gids().size();
+            Path port = dir.resolve("port.yaml");
+            Files.writeString(port, "classes:\n  a:\n    connection: {port: 2}\n");
+            Result r = run("policy", "check", port.toString(), "--device", device);
+            assertEquals(2, r.code(), device + ": " + r.out());
+            assertTrue(r.err().startsWith(port + ":3:24: class a: connection.port 2 does not exist: " + device
+                    + " has port 1 only\n"), device + ": " + r.err());
+            Path gid = dir.resolve("gid.yaml");
+            Files.writeString(gid, "classes:\n  a:\n    on-unsupported: degrade\n    connection:\n      gid-index: 200\n");
+            Result g = run("policy", "check", gid.toString(), "--device", device);
+            assertEquals(2, g.code(), device + ": " + g.out());
+            assertTrue(g.err().startsWith(gid + ":5:18: class a: connection.gid-index 200 is not in the GID table of "
+                    + device + " port 1 (indices up to " + (gids - 1) + ": "), device + ": " + g.err());
+            assertEquals(2, g.err().lines().count(), "one line per error, then the summary: " + g.err());
+            Files.writeString(gid, "classes:\n  a:\n    connection: {gid-index: " + (gids - 1) + "}\n");
+            Result ok = run("policy", "check", gid.toString(), "--device", device);
+            assertEquals(0, ok.code(), device + ": the last index of the table is fine: " + ok.err());
+            Result noDevice = run("policy", "check", port.toString());
+            assertEquals(0, noDevice.code(), "without --device the port is not checked: " + noDevice.err());
+        }
     }
 
     @Test

@@ -1,7 +1,6 @@
 package dev.scalep.endpoints;
 
 import dev.scalep.spmd.World;
-import dev.scalep.verbs.Errno;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -122,7 +121,7 @@ public final class AllToAllCheck {
                 await(phase, timeoutMillis, "verifying round " + k); // nobody overwrites before all have read
             }
         } finally {
-            re.release();
+            re.close();
         }
         return new long[]{writes, reads};
     }
@@ -130,14 +129,14 @@ public final class AllToAllCheck {
     /** A write of my stamp for rank q into q's target buffer at 8·me, or a read of q's stamp for me from its send buffer. */
     private static void post(RankEndpoint re, int q, boolean write, int me, long timeoutMillis) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        dev.scalep.threading.Completion c = new dev.scalep.threading.Completion();
+        Completion c = new Completion();
         for (;;) {
             Endpoint e = re.to(q);
             int rc = write ? e.write(q, 8 * q, 8, 8 * me) : e.read(q, 8 * q, 8, 8 * me);
-            if (rc == 0) {
+            if (rc == Endpoint.OK) {
                 return;
             }
-            if (rc != Errno.EAGAIN) {
+            if (rc != Endpoint.BACK_PRESSURED) {
                 throw new IllegalStateException((write ? "write" : "read") + " to rank " + q + " failed: errno " + rc);
             }
             while (re.poll(c)) {

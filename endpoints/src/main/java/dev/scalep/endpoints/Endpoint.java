@@ -1,11 +1,14 @@
 package dev.scalep.endpoints;
 
 import dev.scalep.threading.Affinity;
-import dev.scalep.threading.Completion;
+import dev.scalep.threading.ChainedPoster;
 import dev.scalep.threading.CompletionRouter;
+import dev.scalep.threading.RoutedCompletion;
 import dev.scalep.threading.SendBatch;
 import dev.scalep.threading.SendPath;
 import dev.scalep.threading.WrIds;
+import dev.scalep.verbs.ClosedException;
+import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QpState;
@@ -20,19 +23,30 @@ import java.lang.foreign.MemorySegment;
  * policy features on its post path (postlist p, every q-th request signaled, inline threshold).
  *
  * <p>Thread-bound: every data-path method must be called by the thread that acquired it from
- * {@link EndpointManager#acquire()}. Another thread is refused with {@link IllegalStateException}
- * before anything is posted: the runtime removed the driver's locks on that promise (RELIABILITY
- * case 16). Data-path methods do not allocate; back-pressure is the return code
- * {@link SendPath#EAGAIN} (poll completions, then retry).
+ * {@link EndpointManager#acquire()} ({@code try (Endpoint ep = manager.acquire()) {...}}: closing
+ * the endpoint gives it back). Another thread is refused with {@link IllegalStateException}
+ * before anything is posted: the runtime removed the driver's locks on that promise, and a second
+ * thread on a lock-free QP would corrupt its send queue. After its
+ * manager is closed every data-path call throws {@link ClosedException}. Data-path methods do not
+ * allocate.
+ *
+ * <p>Outcomes: every posting call returns {@link #OK} when the request was accepted (it completes
+ * later; {@link #poll} or {@link #drain} tell how), {@link #BACK_PRESSURED} when nothing was
+ * taken because the send queue is full (poll completions, then call again), or another positive
+ * value: the errno with which the device refused this endpoint's requests ({@link #outcomeName}
+ * names it; the QP has usually stopped, see {@link #qpState()}). Mistakes in the arguments throw
+ * {@link IllegalArgumentException} before anything is posted.
  *
  * <p>Memory: four regions, cache-line aligned unless the BUF axis is shared: {@link #sendBuffer()}
  * (source of writes and sends, target of the peer's reads), {@link #targetBuffer()} (where the
  * peer's writes land), {@link #readBuffer()} (where this endpoint's reads land) and receive slots
  * ({@link #recvSlot(int)}). Ids are the caller's, 47 bits ({@link WrIds#USER_BITS}).
  */
-public final class Endpoint {
-    /** QKEY used between scalep's own SRD endpoints. */
-    static final int QKEY = 0x11111111;
+public final class Endpoint implements AutoCloseable {
+    /** Outcome: the request was accepted. */
+    public static final int OK = 0;
+    /** Outcome: nothing was taken, the send queue is full; poll completions, then call again. */
+    public static final int BACK_PRESSURED = SendPath.EAGAIN;
     /** User id of the zero-byte signaled write {@link #flush()} posts to retire unsignaled work; never delivered. */
     static final long FLUSH_ID = WrIds.USER_MASK;
 
@@ -50,21 +64,22 @@ public final class Endpoint {
     private final int lkey;
     private final int bufferBytes;
     private final int slotBytes;
-    /** Where requests wait for their postlist: the poster's batch, or the chained path's pool. */
-    private final SendStaging staging;
+    /** Requests staged for the next postlist (at most the postlist, at most the path's batch). */
+    private final SendBatch batch;
+    /** Requests accepted by the send path (posted or handed to a combiner), refused ones included. */
+    private long posted;
     /** Receive slots, posted to the QP or as this endpoint's share of an SRQ. */
     private final EndpointReceives receives;
-    private final Completion scratch = new Completion();
+    private final RoutedCompletion scratch = new RoutedCompletion();
     private final int signalEvery;
     private final int inline;
-    private final int[] where;
-    private final int qpSharers;
-    private final int cqSharers;
-    /** The pool-fed send path of a per-thread QP with chained posts or two-SGE posts; null otherwise. */
-    private final ChainedPoster chain;
+    private final EndpointPlan.Placement at;
     private final boolean sgeHeaderPayload;
+    /** Whether the flush request can be a zero-byte RDMA write (else a zero-byte send). */
+    private final boolean rdmaWrite;
 
     private volatile Thread ownerThread;
+    private volatile boolean closed;
     private Affinity.Result pinResult;
     private long peerTarget;
     private long peerSend;
@@ -80,17 +95,21 @@ public final class Endpoint {
     /** Status of the first error completion this endpoint polled or drained (0: none). */
     private int firstErrorStatus;
 
-    Endpoint(EndpointManager manager, int index, int owner, SendPath path, CompletionRouter router, QueuePair qp,
-             SharedReceiveQueue srq, MemoryRegion mr, MemorySegment region, int ctx, int pd, int mrIdx, int qpIdx,
-             int cqIdx, int srqIdx, int tdIdx, int qpSharers, int cqSharers, Object recvLock) {
+    /** What the manager built for one endpoint: its placement and the instances it names. */
+    record Wiring(EndpointPlan.Placement at, SendPath path, CompletionRouter router, QueuePair qp,
+                  SharedReceiveQueue srq, MemoryRegion mr, MemorySegment region, Object recvLock) {
+    }
+
+    Endpoint(EndpointManager manager, Wiring w) {
         this.manager = manager;
-        this.index = index;
-        this.owner = owner;
-        this.path = path;
-        this.router = router;
-        this.qp = qp;
-        this.mr = mr;
-        this.region = region;
+        this.at = w.at();
+        this.index = at.thread();
+        this.owner = at.owner();
+        this.path = w.path();
+        this.router = w.router();
+        this.qp = w.qp();
+        this.mr = w.mr();
+        this.region = w.region();
         EndpointPlan plan = manager.plan();
         EndpointOptions o = plan.options();
         this.bufferBytes = o.bufferBytes();
@@ -98,17 +117,14 @@ public final class Endpoint {
         this.sendAddr = region.address();
         this.targetAddr = sendAddr + bufferBytes;
         this.readAddr = targetAddr + bufferBytes;
-        this.receives = new EndpointReceives(index, owner, qp, srq, recvLock, readAddr + bufferBytes, mr.lkey(), plan);
+        this.receives = new EndpointReceives(index, owner, qp, w.srq(), w.recvLock(), readAddr + bufferBytes, mr.lkey(),
+                plan);
         this.lkey = mr.lkey();
         this.signalEvery = plan.signalEvery();
         this.inline = plan.inlineThreshold();
-        this.where = new int[]{ctx, pd, mrIdx, qpIdx, cqIdx, srqIdx, tdIdx};
-        this.qpSharers = qpSharers;
-        this.cqSharers = cqSharers;
-        this.chain = path instanceof ChainedPoster c ? c : null;
-        this.staging = chain != null ? new SendStaging.Chain(chain, o.postlist())
-                : new SendStaging.Batch(new SendBatch(Math.min(o.postlist(), path.maxBatch())), path, router);
-        this.sgeHeaderPayload = chain != null && plan.sgeHeaderPayload();
+        this.rdmaWrite = qp.pd().context().capabilities().rdmaWrite();
+        this.batch = new SendBatch(Math.min(o.postlist(), path.maxBatch()));
+        this.sgeHeaderPayload = plan.sgeHeaderPayload() && path.maxSge() > 1 && path instanceof ChainedPoster;
     }
 
     EndpointManager manager() {
@@ -136,10 +152,10 @@ public final class Endpoint {
 
     /**
      * Direct the following data-path calls to peer {@code i} (its buffers, and on a connectionless
-     * QP its address handle). An endpoint of a two-manager pair has one peer, index 0. Does not
-     * allocate; returns this endpoint.
+     * QP its address handle): {@link RankEndpoint#to(int)} does this with the peer index of a rank.
+     * An endpoint of a two-manager pair has one peer, index 0. Does not allocate; returns this endpoint.
      */
-    public Endpoint to(int i) {
+    Endpoint to(int i) {
         if (i < 0 || i >= peerRkeys.length) {
             throw new IndexOutOfBoundsException("peer " + i + " of " + peerRkeys.length);
         }
@@ -188,6 +204,9 @@ public final class Endpoint {
     private void checkOwner(String op) {
         Thread t = ownerThread;
         if (t != Thread.currentThread()) {
+            if (closed) {
+                throw new ClosedException("endpoint " + index + " (refused " + op + ", nothing posted): its manager");
+            }
             throw new IllegalStateException("endpoint " + index + " is bound to "
                     + (t == null ? "no thread (acquire it first)" : "thread '" + t.getName() + "'")
                     + "; refused " + op + " from thread '" + Thread.currentThread().getName() + "' (nothing posted)");
@@ -291,7 +310,7 @@ public final class Endpoint {
     private void checkGather() {
         if (!sgeHeaderPayload) {
             throw new IllegalStateException("endpoint " + index + ": sge-header-payload is off"
-                    + (chain == null ? " (it needs a per-thread QP and a device with 2 send SGEs)" : "")
+                    + (path instanceof ChainedPoster ? "" : " (it needs a per-thread QP and a device with 2 send SGEs)")
                     + "; enable it in the policy class or EndpointOptions.withSgeHeaderPayload(true)");
         }
     }
@@ -306,20 +325,19 @@ public final class Endpoint {
     }
 
     /**
-     * The one send path: post first when the list is due, stage the request (signaled every q-th,
-     * inline below the threshold), post when the list is due. Back-pressure while staging posts
-     * what is staged (it holds credits) and reaps completions before reporting it.
+     * The one send path: post first when the batch is full, stage the request (signaled every q-th,
+     * inline below the threshold), post when the batch is full. Back-pressure leaves what is staged
+     * in place (it is posted with the next call) and reaps completions before reporting it.
      */
     private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, long raddr,
                       int imm) {
-        SendStaging s = staging;
-        if (s.due()) {
-            int rc = s.post();
-            if (rc != 0) {
+        SendBatch b = batch;
+        if (b.isFull()) {
+            int rc = postStaged();
+            if (rc != OK) {
                 return rc;
             }
         }
-        int before = sinceSignal;
         int flags = 0;
         if (++sinceSignal >= signalEvery) {
             flags = SendFlags.SIGNALED;
@@ -329,56 +347,66 @@ public final class Endpoint {
         if (total > 0 && total <= inline && op != Opcode.RDMA_READ) {
             flags |= SendFlags.INLINE;
         }
-        int rc = s.add(WrIds.send(owner, wrId), op, flags, headerAddr, headerLength, laddr, length, lkey, raddr,
-                peerRkey, imm, peerIndex);
-        if (rc != 0) {
-            sinceSignal = before;
-            int prc = s.post(); // what is staged holds credits: post it so completions can return them
-            router.progress();
-            return prc != 0 && prc != SendPath.EAGAIN ? prc : rc;
+        int i = b.add(WrIds.send(owner, wrId), op, flags);
+        b.local(i, laddr, length, lkey).remote(i, raddr, peerRkey).imm(i, imm).peer(i, peerIndex);
+        if (headerLength > 0) {
+            b.header(i, headerAddr, headerLength);
         }
-        if (s.due()) {
-            int prc = s.post();
-            if (prc != 0 && prc != SendPath.EAGAIN) {
-                return prc;
+        if (b.isFull()) {
+            int rc = postStaged();
+            if (rc != OK && rc != BACK_PRESSURED) {
+                return rc;
             }
         }
-        return 0;
+        return OK;
+    }
+
+    /** Post what is staged: {@link #OK}, {@link #BACK_PRESSURED} (kept staged) or the provider's errno. */
+    private int postStaged() {
+        SendBatch b = batch;
+        int n = b.count();
+        if (n == 0) {
+            return OK;
+        }
+        int rc = path.post(b);
+        if (rc == BACK_PRESSURED) {
+            router.progress();
+            return rc;
+        }
+        posted += n; // the refused ones are settled through the path's rejected(owner)
+        b.clear();
+        return rc;
     }
 
     /**
      * Post everything staged (a partial postlist) with its last request signaled, so that all of
      * this endpoint's work completes; if nothing is staged but unsignaled requests are outstanding,
-     * a zero-byte signaled write retires them (its completion is not delivered). Returns 0, or
-     * {@link SendPath#EAGAIN} when the queue is full (poll, then flush again).
+     * a zero-byte signaled write retires them (its completion is not delivered). Returns
+     * {@link #OK}, {@link #BACK_PRESSURED} when the queue is full (poll, then flush again), or the
+     * provider's errno.
      */
     public int flush() {
         checkOwner("flush");
-        SendStaging s = staging;
-        if (s.staged() > 0) {
-            s.signalLast();
+        SendBatch b = batch;
+        int n = b.count();
+        if (n > 0) {
+            b.flags(n - 1, b.flags(n - 1) | SendFlags.SIGNALED);
             sinceSignal = 0;
-            return s.post();
+            return postStaged();
         }
         if (sinceSignal > 0) {
-            if (s.due()) {
-                s.post();
-            }
-            Opcode op = qp.pd().context().capabilities().rdmaWrite() ? Opcode.RDMA_WRITE : Opcode.SEND;
-            int rc = s.add(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED, 0, 0, 0, 0, lkey, peerTarget, peerRkey, 0, peerIndex);
-            if (rc != 0) {
-                router.progress();
-                return rc;
-            }
-            rc = s.post();
-            if (rc == 0) {
+            Opcode op = rdmaWrite ? Opcode.RDMA_WRITE : Opcode.SEND;
+            int i = b.add(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED);
+            b.remote(i, peerTarget, peerRkey).peer(i, peerIndex);
+            int rc = postStaged();
+            if (rc == OK) {
                 sinceSignal = 0;
-            } else if (rc == SendPath.EAGAIN) {
-                s.discard();
+            } else if (rc == BACK_PRESSURED) {
+                b.clear();
             }
             return rc;
         }
-        return 0;
+        return OK;
     }
 
     /**
@@ -401,11 +429,19 @@ public final class Endpoint {
         }
     }
 
-    /** Poll until every request posted from this endpoint is retired or {@code timeoutNanos} pass; returns whether they were. Discards completions. */
+    /**
+     * Flush, then poll until every request posted from this endpoint is settled or
+     * {@code timeoutNanos} pass, discarding the completions. Returns true only when everything
+     * settled and nothing of this endpoint ever failed: no error completion
+     * ({@link #firstErrorStatus()}) and no request refused by the device ({@link #rejected()}).
+     * False means the time ran out or something was lost; those two methods and {@link #qpState()}
+     * tell which.
+     */
     public boolean drain(long timeoutNanos) {
         checkOwner("drain");
         long deadline = System.nanoTime() + timeoutNanos;
-        while (flush() == SendPath.EAGAIN) {
+        int rc;
+        while ((rc = flush()) == BACK_PRESSURED) {
             router.progress();
             discardCompletions();
             if (System.nanoTime() > deadline) {
@@ -420,7 +456,16 @@ public final class Endpoint {
             }
             Thread.onSpinWait();
         }
-        return true;
+        return rc == OK && firstErrorStatus == 0 && path.rejected(owner) == 0;
+    }
+
+    /** A readable name of a posting outcome: "OK", "BACK_PRESSURED", or the errno's symbol (e.g. "EINVAL"). */
+    public static String outcomeName(int outcome) {
+        return switch (outcome) {
+            case OK -> "OK";
+            case BACK_PRESSURED -> "BACK_PRESSURED";
+            default -> Errno.name(outcome);
+        };
     }
 
     /** Poll and drop this endpoint's delivered completions, remembering the first error status. */
@@ -452,7 +497,7 @@ public final class Endpoint {
      * provider ({@link #rejected()}). Staged ones are not counted.
      */
     public long outstanding() {
-        return staging.posted - path.retired(owner) - path.rejected(owner);
+        return posted - path.retired(owner) - path.rejected(owner);
     }
 
     /**
@@ -471,7 +516,7 @@ public final class Endpoint {
 
     /** Requests staged in the postlist and not yet posted. */
     public int staged() {
-        return staging.staged();
+        return batch.count();
     }
 
     /** Post receive slot {@code slot} again (after reading it). Any receive completion names its slot as the wrId. */
@@ -510,12 +555,12 @@ public final class Endpoint {
 
     /** Records in this endpoint's WR pool (0 when it posts through the poster's own list). */
     public int chainPool() {
-        return chain == null ? 0 : chain.poolSize();
+        return path instanceof ChainedPoster c ? c.poolSize() : 0;
     }
 
-    /** Native address of the pool record the last request was staged into (0 without a pool). */
+    /** Native address of the pool record the last request was posted from (0 without a pool). */
     long lastRecordAddress() {
-        return chain == null ? 0 : chain.lastRecordAddress();
+        return path instanceof ChainedPoster c ? c.lastRecordAddress() : 0;
     }
 
     /** This endpoint's index in its manager. */
@@ -544,7 +589,7 @@ public final class Endpoint {
         return region.asSlice(3L * bufferBytes + (long) slot * slotBytes, slotBytes);
     }
 
-    public QueuePair qp() {
+    QueuePair qp() {
         return qp;
     }
 
@@ -555,8 +600,8 @@ public final class Endpoint {
 
     /** Which of the manager's resources this endpoint uses and how widely they are shared. */
     public Usage usage() {
-        return new Usage(where[0], where[1], where[2], where[3], where[4], where[5], where[6], qp.uuar(),
-                qp.lockFree(), qpSharers, cqSharers, path.getClass().getSimpleName());
+        return new Usage(at.context(), at.pd(), at.mr(), at.qp(), at.cq(), at.srq(), at.td(), qp.uuar(),
+                qp.lockFree(), at.qpSharers(), at.cqSharers(), path.getClass().getSimpleName());
     }
 
     /**
@@ -568,8 +613,22 @@ public final class Endpoint {
                         int qpSharers, int cqSharers, String sendPath) {
     }
 
+    /**
+     * Give this endpoint back to its manager, from the thread that acquired it, with nothing
+     * outstanding ({@link #drain} first); {@code try (Endpoint ep = manager.acquire()) {...}} does it.
+     * Idempotent, and a no-op once the manager is closed.
+     */
+    @Override
+    public void close() {
+        if (!closed && ownerThread != null) {
+            manager.release(this);
+        }
+    }
+
     void closeLocal() {
-        staging.discard();
+        closed = true;
+        ownerThread = null;
+        batch.clear();
         receives.close();
     }
 }

@@ -1,9 +1,9 @@
 package dev.scalep.endpoints;
 
 import dev.scalep.policies.EndpointClass;
-import dev.scalep.policies.QpMode;
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.policies.TdMode;
+import dev.scalep.threading.ChainedPoster;
 import dev.scalep.threading.CombiningPoster;
 import dev.scalep.threading.CompletionRouter;
 import dev.scalep.threading.ExclusivePoster;
@@ -25,7 +25,6 @@ import dev.scalep.verbs.SharedReceiveQueue;
 import dev.scalep.verbs.ThreadDomain;
 import dev.scalep.verbs.VerbsException;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -42,15 +41,16 @@ import java.util.stream.Collectors;
  * for {@code threads} threads on one device (contexts, PDs, MRs, TDs with parent domains, QPs, CQs,
  * SRQs, no more) and hands each application thread a thread-bound {@link Endpoint}.
  *
- * <p>Allocation rule: resource axis {@code a} with {@code k} threads per instance gives thread
- * {@code t} instance {@code t / k}; nesting (PD in CTX, MR/QP/SRQ in PD, CQ in CTX) is guaranteed by
- * {@link SharingConfig}. TDs are allocated per QP, in QP order, {@link TdMode#tdsPerThread()} each:
- * {@code dedicated-2x} allocates two maximally independent TDs per QP (a UAR page each) and binds the
- * QP to the first (even) one, so each thread's page is its own and the odd TDs' pages stay idle. As in the research, the odd TD also gets a QP (with its own CQ,
- * through its own parent domain) that no thread uses: 2N TD-assigned QPs, threads on the even ones.
- * These partner QPs stay in RESET and carry no traffic; they are in the resource report because
- * the category really allocates them. Initiation: a per-thread QP gets an
- * {@link ExclusivePoster}; a shared QP a {@link LockedPoster} or {@link CombiningPoster}.
+ * <p>Placement: {@link EndpointPlan#place(int)} names each thread's instances (resource axis
+ * {@code a} with {@code k} threads per instance gives thread {@code t} instance {@code t / k}; nesting
+ * (PD in CTX, MR/QP/SRQ in PD, CQ in CTX) is guaranteed by {@link SharingConfig}), and building is
+ * one loop per axis over the plan. TDs are allocated per QP, in QP order,
+ * {@link TdMode#tdsPerThread()} each: {@code dedicated-2x} allocates two maximally independent TDs
+ * per QP (a UAR page each) and binds the QP to the first (even) one, so each thread's page is its
+ * own and the odd TDs' pages stay idle; the odd TD also gets a QP that no thread uses. Initiation
+ * ({@link EndpointPlan#sendPath(int)}): a per-thread QP gets an {@link ExclusivePoster} or, with a
+ * WR pool or two-SGE posts, a {@link ChainedPoster}; a shared QP a {@link LockedPoster} or
+ * {@link CombiningPoster}.
  * Completion: every CQ is drained by a {@link CompletionRouter} into per-owner rings.
  *
  * <p>On a device that lacks a feature the manager substitutes the nearest setting and lists it in
@@ -65,7 +65,7 @@ import java.util.stream.Collectors;
  * <p>Policy features on the data path ({@link #open(Device, EndpointClass, int)} maps a class with
  * {@link EndpointOptions#from}): postlist and unsignaled interval on every send path; inline below
  * the threshold; per-thread QPs with a WR pool post chains of pre-initialised records
- * ({@code ChainedPoster}); CQs are created at the policy's depth and moderated; endpoints on an SRQ
+ * ({@link ChainedPoster}); CQs are created at the policy's depth and moderated; endpoints on an SRQ
  * take their share of its depth and repost consumed receives in batches. {@link #applied()} lists
  * what is in force.
  *
@@ -88,21 +88,16 @@ public final class EndpointManager implements AutoCloseable {
     final List<Context> contexts = new ArrayList<>();
     final List<ProtectionDomain> pds = new ArrayList<>();
     final List<MemoryRegion> mrs = new ArrayList<>();
-    final List<Arena> arenas = new ArrayList<>();
     final List<MemorySegment> mrMemory = new ArrayList<>();
-    final List<ThreadDomain> tds = new ArrayList<>();
-    final List<ProtectionDomain> parents = new ArrayList<>();
     final List<QueuePair> qps = new ArrayList<>();
-    /** The unused partner QPs of {@code dedicated-2x} (on the odd TDs), with their CQs. */
+    /** The unused partner QPs of {@code dedicated-2x} (on the odd TDs). */
     final List<QueuePair> partnerQps = new ArrayList<>();
-    final List<CompletionQueue> partnerCqs = new ArrayList<>();
     final List<CompletionQueue> cqs = new ArrayList<>();
     final List<SharedReceiveQueue> srqs = new ArrayList<>();
     final List<SendPath> paths = new ArrayList<>();
     final List<CompletionRouter> routers = new ArrayList<>();
     final List<AddressHandle> ahs = new ArrayList<>();
     final Endpoint[] endpoints;
-    final Object[] recvLocks;
     private final boolean[] taken;
     private EndpointManager peer;
     /** Destinations each QP reaches: 1 for a pair, the other ranks for a connectionless QP of a world. */
@@ -123,7 +118,6 @@ public final class EndpointManager implements AutoCloseable {
         this.peers = plan.peers();
         this.endpoints = new Endpoint[threads];
         this.taken = new boolean[threads];
-        this.recvLocks = new Object[threads];
     }
 
     /**
@@ -184,43 +178,27 @@ public final class EndpointManager implements AutoCloseable {
 
     private void build() {
         EndpointPlan p = plan;
-        int n = threads;
-        int ctxPer = p.ctxPer();
-        int pdPer = p.pdPer();
-        int mrPer = p.mrPer();
-        int qpPer = p.qpPer();
-        int cqPer = p.cqPer();
-        int srqPer = p.srqPer();
-        boolean bufShared = p.bufShared();
         EndpointOptions o = options;
         int regionBytes = 3 * o.bufferBytes() + o.recvDepth() * o.recvSlotBytes();
-        int stride = bufShared ? regionBytes : align(regionBytes, 64);
+        int stride = p.bufShared() ? regionBytes : align(regionBytes, 64);
 
-        for (int i = 0; i < (n + ctxPer - 1) / ctxPer; i++) {
+        for (int i = 0; i < p.contexts(); i++) {
             contexts.add(device.open(o.context()));
         }
-        for (int i = 0; i < (n + pdPer - 1) / pdPer; i++) {
-            pds.add(contexts.get(i * pdPer / ctxPer).allocPd());
+        for (int i = 0; i < p.pds(); i++) {
+            pds.add(contexts.get(p.place(p.firstOfPd(i)).context()).allocPd());
         }
-        int[] sliceOffset = new int[n];
-        for (int i = 0; i < (n + mrPer - 1) / mrPer; i++) {
-            int first = i * mrPer;
-            int count = Math.min(mrPer, n - first);
+        for (int i = 0; i < p.mrs(); i++) {
             // PD memory: on the simulator it is shared memory a peer process's NIC can map
-            MemorySegment mem = pds.get(first / pdPer).allocate((long) stride * count, 4096);
+            ProtectionDomain pd = pds.get(p.place(p.firstOfMr(i)).pd());
+            MemorySegment mem = pd.allocate((long) stride * p.mrMembers(i), 4096);
             mrMemory.add(mem);
-            for (int k = 0; k < count; k++) {
-                sliceOffset[first + k] = k * stride;
-            }
-            mrs.add(pds.get(first / pdPer).register(mem, Access.ALL_RDMA));
+            mrs.add(pd.register(mem, Access.ALL_RDMA));
         }
         boolean moderate = true;
-        for (int i = 0; i < p.cqDepths().length; i++) {
-            int first = i * cqPer;
-            int members = Math.min(cqPer, n - first);
-            int depth = p.cqDepths()[i];
-            CqOptions co = CqOptions.of((int) depth).withExtended(device.capabilities().extendedCqOnly());
-            CompletionQueue cq = contexts.get(first / ctxPer).createCq(co);
+        for (int i = 0; i < p.cqs(); i++) {
+            CqOptions co = CqOptions.of(p.cqDepths()[i]).withExtended(device.capabilities().extendedCqOnly());
+            CompletionQueue cq = contexts.get(p.place(p.firstOfCq(i)).context()).createCq(co);
             cqs.add(cq);
             if (moderate && (o.cqModerationCount() > 0 || o.cqModerationPeriodUs() > 0)) {
                 try {
@@ -231,67 +209,70 @@ public final class EndpointManager implements AutoCloseable {
                             "none", device.name() + " refused ibv_modify_cq: " + e.getMessage()));
                 }
             }
-            routers.add(new CompletionRouter(cq, members, o.sendDepth() + o.recvDepth(), o.pollBatch()));
+            routers.add(new CompletionRouter(cq, p.cqMembers(i), o.sendDepth() + o.recvDepth(), o.pollBatch()));
         }
-        for (int i = 0; i < p.srqDepths().length; i++) {
-            srqs.add(pds.get(i * srqPer / pdPer).createSrq(p.srqDepths()[i], 1));
+        for (int i = 0; i < p.srqs(); i++) {
+            srqs.add(pds.get(p.place(p.firstOfSrq(i)).pd()).createSrq(p.srqDepths()[i], 1));
         }
-        for (int i = 0; i < (n + qpPer - 1) / qpPer; i++) {
-            int first = i * qpPer;
-            int members = Math.min(qpPer, n - first);
-            ProtectionDomain pd = pds.get(first / pdPer);
-            ProtectionDomain via = pd;
-            for (int k = 0; k < td.tdsPerThread(); k++) {
-                Context ctx = contexts.get(first / ctxPer);
-                ThreadDomain d = ctx.allocTd(td.tdSharing());
-                tds.add(d);
-                if (k == 0) {
-                    via = pd.parentDomain(d);
-                    parents.add(via);
-                } else {
-                    // 2x-dynamic: the odd TD's QP, created as the research did and never used.
-                    ProtectionDomain partner = pd.parentDomain(d);
-                    parents.add(partner);
-                    CompletionQueue pcq = ctx.createCq(CqOptions.of(o.sendDepth() + o.recvDepth())
-                            .withExtended(device.capabilities().extendedCqOnly()));
-                    partnerCqs.add(pcq);
-                    partnerQps.add(partner.createQp(new QpInitAttr(qpType, pcq, pcq, null, o.sendDepth(), o.recvDepth(),
-                            1, 1, 0, false)));
-                }
-            }
-            CompletionQueue cq = cqs.get(first / cqPer);
-            SharedReceiveQueue srq = useSrq ? srqs.get(first / srqPer) : null;
-            QpInitAttr attr = new QpInitAttr(qpType, cq, cq, srq, o.sendDepth(), srq == null ? members * o.recvDepth() : 0,
+        Object[] recvLocks = new Object[p.qps()];
+        for (int i = 0; i < p.qps(); i++) {
+            EndpointPlan.Placement first = p.place(p.firstOfQp(i));
+            ProtectionDomain via = parentDomain(first);
+            CompletionQueue cq = cqs.get(first.cq());
+            SharedReceiveQueue srq = first.srq() < 0 ? null : srqs.get(first.srq());
+            QpInitAttr attr = new QpInitAttr(qpType, cq, cq, srq, o.sendDepth(), srq == null ? p.qpMembers(i) * o.recvDepth() : 0,
                     p.sgeHeaderPayload() ? 2 : 1, 1, p.inlineThreshold(), false);
             QueuePair qp = via.createQp(attr.withConnection(o.connection()));
             qps.add(qp);
-            int owners = Math.min(cqPer, n - (first / cqPer) * cqPer);
-            SendPath path = members > 1
-                    ? (requested.qpMode() == QpMode.LOCKED
-                    ? new LockedPoster(qp, o.sendDepth(), owners, peers, null)
-                    : new CombiningPoster(qp, o.sendDepth(), owners, peers, null))
-                    : (p.chained() || p.sgeHeaderPayload()) && peers == 1
-                    ? new ChainedPoster(qp, p.chained() ? o.chainPool() : o.postlist(),
-                    p.chained() ? o.chainMaxLength() : o.postlist(), owners)
-                    : new ExclusivePoster(qp, o.postlist(), owners, peers, null);
+            int owners = p.cqMembers(first.cq());
+            SendPath path = switch (p.sendPath(i)) {
+                case LOCKED -> new LockedPoster(qp, o.sendDepth(), owners, peers, null);
+                case COMBINING -> new CombiningPoster(qp, o.sendDepth(), owners, peers, null);
+                case CHAINED -> new ChainedPoster(qp, p.chained() ? o.chainPool() : o.postlist(),
+                        p.chained() ? o.chainMaxLength() : o.postlist(), owners, peers, null);
+                case EXCLUSIVE -> new ExclusivePoster(qp, o.postlist(), owners, peers, null);
+            };
             paths.add(path);
-            routers.get(first / cqPer).route(qp.qpNum(), members > 1 ? -1 : first - (first / cqPer) * cqPer, path);
-            Object recvLock = new Object();
-            for (int k = 0; k < members; k++) {
-                recvLocks[first + k] = recvLock;
-            }
+            routers.get(first.cq()).route(qp.qpNum(), p.qpMembers(i) > 1 ? -1 : first.owner(), path);
+            recvLocks[i] = new Object();
         }
-        for (int t = 0; t < n; t++) {
-            int mrIdx = t / mrPer;
-            endpoints[t] = new Endpoint(this, t, t - (t / cqPer) * cqPer, paths.get(t / qpPer), routers.get(t / cqPer),
-                    qps.get(t / qpPer), useSrq ? srqs.get(t / srqPer) : null, mrs.get(mrIdx),
-                    mrMemory.get(mrIdx).asSlice(sliceOffset[t], regionBytes),
-                    t / ctxPer, t / pdPer, mrIdx, t / qpPer, t / cqPer, useSrq ? t / srqPer : -1,
-                    td == TdMode.NONE ? -1 : (t / qpPer) * td.tdsPerThread(), qpPer, cqPer, recvLocks[t]);
+        for (int t = 0; t < threads; t++) {
+            EndpointPlan.Placement at = p.place(t);
+            int slot = t - p.firstOfMr(at.mr());
+            endpoints[t] = new Endpoint(this, new Endpoint.Wiring(at, paths.get(at.qp()), routers.get(at.cq()),
+                    qps.get(at.qp()), at.srq() < 0 ? null : srqs.get(at.srq()), mrs.get(at.mr()),
+                    mrMemory.get(at.mr()).asSlice((long) slot * stride, regionBytes), recvLocks[at.qp()]));
             if (peers > 1) {
                 endpoints[t].peers(peers);
             }
         }
+    }
+
+    /**
+     * The PD a QP is created through: with thread domains, a parent domain over the QP's first TD.
+     * {@code dedicated-2x} allocates a second TD per QP and, as the research did, gives it a QP (with
+     * its own CQ) that no thread uses; those partner QPs stay in RESET and are in the resource report
+     * because the category really allocates them. The TDs, parent domains and partner CQs are owned
+     * and closed by their context.
+     */
+    private ProtectionDomain parentDomain(EndpointPlan.Placement first) {
+        ProtectionDomain pd = pds.get(first.pd());
+        ProtectionDomain via = pd;
+        Context ctx = contexts.get(first.context());
+        EndpointOptions o = options;
+        for (int k = 0; k < td.tdsPerThread(); k++) {
+            ThreadDomain d = ctx.allocTd(td.tdSharing());
+            if (k == 0) {
+                via = pd.parentDomain(d);
+            } else {
+                ProtectionDomain partner = pd.parentDomain(d);
+                CompletionQueue pcq = ctx.createCq(CqOptions.of(o.sendDepth() + o.recvDepth())
+                        .withExtended(device.capabilities().extendedCqOnly()));
+                partnerQps.add(partner.createQp(new QpInitAttr(qpType, pcq, pcq, null, o.sendDepth(), o.recvDepth(),
+                        1, 1, 0, false)));
+            }
+        }
+        return via;
     }
 
     private void describe() {
@@ -408,8 +389,9 @@ public final class EndpointManager implements AutoCloseable {
     }
 
     /**
-     * Bind a free endpoint to the calling thread (pinning it first when the options ask). Throws
-     * {@link IllegalStateException} when every endpoint is taken.
+     * Bind a free endpoint to the calling thread (pinning it first when the options ask) and lease it
+     * to the caller until {@link Endpoint#close()}. Throws {@link IllegalStateException} when every
+     * endpoint is taken.
      */
     public synchronized Endpoint acquire() {
         if (closed) {
@@ -425,8 +407,8 @@ public final class EndpointManager implements AutoCloseable {
         throw new IllegalStateException("all " + threads + " endpoints are acquired; release one first");
     }
 
-    /** Unbind an endpoint (called by its owner thread, with nothing outstanding). */
-    public synchronized void release(Endpoint e) {
+    /** Unbind an endpoint ({@link Endpoint#close()}: called by its owner thread, with nothing outstanding). */
+    synchronized void release(Endpoint e) {
         e.unbind();
         taken[e.index()] = false;
     }
@@ -542,9 +524,6 @@ public final class EndpointManager implements AutoCloseable {
                     first = e;
                 }
             }
-        }
-        for (Arena a : arenas) {
-            a.close();
         }
         if (first != null) {
             throw first;

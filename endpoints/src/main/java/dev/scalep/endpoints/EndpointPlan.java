@@ -1,5 +1,6 @@
 package dev.scalep.endpoints;
 
+import dev.scalep.policies.QpMode;
 import dev.scalep.policies.Share;
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.policies.TdMode;
@@ -18,6 +19,11 @@ import java.util.List;
  * without a device; it throws {@link IllegalArgumentException} for what cannot be built at all.
  * The only substitution it cannot foresee is a CQ moderation the device refuses when asked
  * ({@code cq.moderation}), which the manager adds while building.
+ *
+ * <p>The plan also places every instance: resource axis {@code a} with {@code k} threads per
+ * instance gives thread {@code t} instance {@code t / k} ({@link #place(int)}), and instance
+ * {@code i} of an axis lives in the enclosing instances of its first thread; {@link #sendPath(int)}
+ * says which send path QP {@code i} gets.
  *
  * @param td                   thread-domain mode in force
  * @param signalEvery          one signaled request every this many
@@ -189,5 +195,103 @@ public record EndpointPlan(String device, SharingConfig requested, int threads, 
             want = max;
         }
         return Math.max(members, want);
+    }
+
+    /** How a QP's requests reach it: one thread's list or WR pool, or several threads' lock or combiner. */
+    public enum SendPathKind { EXCLUSIVE, CHAINED, LOCKED, COMBINING }
+
+    /**
+     * Where thread {@code thread}'s endpoint lives: the index of its context, PD, MR, QP, CQ and SRQ
+     * (-1 without SRQs) and of its QP's first thread domain (-1 without), its owner index among its
+     * CQ's threads, and how many threads share its QP and CQ.
+     */
+    public record Placement(int thread, int context, int pd, int mr, int qp, int cq, int srq, int td, int owner,
+                            int qpSharers, int cqSharers) {
+    }
+
+    /** Thread {@code t}'s placement. */
+    public Placement place(int t) {
+        if (t < 0 || t >= threads) {
+            throw new IndexOutOfBoundsException("thread " + t + " of " + threads);
+        }
+        int qp = t / qpPer;
+        int cq = t / cqPer;
+        return new Placement(t, t / ctxPer, t / pdPer, t / mrPer, qp, cq, useSrq ? t / srqPer : -1,
+                td == TdMode.NONE ? -1 : qp * td.tdsPerThread(), t - cq * cqPer, qpPer, cqPer);
+    }
+
+    /** Instances of an axis with {@code per} threads each. */
+    private int instances(int per) {
+        return (threads + per - 1) / per;
+    }
+
+    /** The threads of instance {@code i} of an axis with {@code per} threads each (the last may have fewer). */
+    private int members(int i, int per) {
+        return Math.min(per, threads - i * per);
+    }
+
+    public int contexts() {
+        return instances(ctxPer);
+    }
+
+    public int pds() {
+        return instances(pdPer);
+    }
+
+    public int mrs() {
+        return instances(mrPer);
+    }
+
+    public int qps() {
+        return instances(qpPer);
+    }
+
+    public int cqs() {
+        return cqDepths.length;
+    }
+
+    public int srqs() {
+        return srqDepths.length;
+    }
+
+    /** The first thread of PD/MR/QP/CQ/SRQ instance {@code i} (its placement names the enclosing instances). */
+    public int firstOfPd(int i) {
+        return i * pdPer;
+    }
+
+    public int firstOfMr(int i) {
+        return i * mrPer;
+    }
+
+    public int firstOfQp(int i) {
+        return i * qpPer;
+    }
+
+    public int firstOfCq(int i) {
+        return i * cqPer;
+    }
+
+    public int firstOfSrq(int i) {
+        return i * srqPer;
+    }
+
+    public int mrMembers(int i) {
+        return members(i, mrPer);
+    }
+
+    public int qpMembers(int i) {
+        return members(i, qpPer);
+    }
+
+    public int cqMembers(int i) {
+        return members(i, cqPer);
+    }
+
+    /** The send path QP {@code i} gets. */
+    public SendPathKind sendPath(int i) {
+        if (qpMembers(i) > 1) {
+            return requested.qpMode() == QpMode.LOCKED ? SendPathKind.LOCKED : SendPathKind.COMBINING;
+        }
+        return (chained || sgeHeaderPayload) && peers == 1 ? SendPathKind.CHAINED : SendPathKind.EXCLUSIVE;
     }
 }

@@ -20,7 +20,7 @@ final class PeerWiring {
                 QueuePair qp = m.qps.get(k);
                 AddressHandle ah = qp.pd().createAh(remote.qps().get(k));
                 m.ahs.add(ah);
-                m.paths.get(k).peer(i, ah, remote.qps().get(k).qpn(), Endpoint.QKEY);
+                m.paths.get(k).peer(i, ah, remote.qps().get(k).qpn(), QueuePair.QKEY);
             }
         }
         for (int t = 0; t < m.threads(); t++) {

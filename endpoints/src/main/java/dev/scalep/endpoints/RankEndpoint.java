@@ -1,19 +1,18 @@
 package dev.scalep.endpoints;
 
-import dev.scalep.threading.Completion;
-
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * One thread's reach into every other rank of a world ({@link WorldEndpoints#acquire()}):
- * {@link #to(int)} names the peer rank and returns the endpoint positioned at it, on which the
+ * {@link #to(int)} names the peer rank (the only way to direct an endpoint of a world) and returns
+ * the endpoint positioned at it, on which the
  * usual data-path calls post ({@code ep.to(r).write(...)}). On RC that is the thread's endpoint of
  * the per-peer manager for rank {@code r}; on a connectionless device it is the thread's single
  * endpoint with rank {@code r}'s address handle and buffers selected. Thread-bound like
  * {@link Endpoint}; {@link #to} and {@link #poll} do not allocate.
  */
-public final class RankEndpoint {
+public final class RankEndpoint implements AutoCloseable {
     private final WorldEndpoints owner;
     private final int index;
     private final Endpoint[] byRank;
@@ -21,6 +20,7 @@ public final class RankEndpoint {
     private final boolean shared;
     private final int me;
     private int next;
+    private boolean released;
 
     RankEndpoint(WorldEndpoints owner, int index, Endpoint[] byRank, boolean shared, int me) {
         this.owner = owner;
@@ -78,8 +78,16 @@ public final class RankEndpoint {
         return distinct;
     }
 
-    /** Unbind from the calling thread (nothing outstanding). */
-    public void release() {
-        owner.release(this);
+    /**
+     * Give this thread's endpoints back to the world (call it from the thread that acquired them,
+     * with nothing outstanding); {@code try (RankEndpoint ep = world.acquire()) {...}} does it.
+     * Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!released) {
+            owner.release(this);
+            released = true;
+        }
     }
 }

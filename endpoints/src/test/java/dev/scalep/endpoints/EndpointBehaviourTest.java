@@ -2,7 +2,6 @@ package dev.scalep.endpoints;
 
 import dev.scalep.policies.Category;
 import dev.scalep.policies.SharingConfig;
-import dev.scalep.threading.Completion;
 import dev.scalep.threading.SendPath;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;

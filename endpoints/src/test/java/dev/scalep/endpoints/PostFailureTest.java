@@ -1,8 +1,8 @@
 package dev.scalep.endpoints;
 
 import dev.scalep.policies.SharingConfig;
-import dev.scalep.threading.Completion;
 import dev.scalep.threading.SendPath;
+import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import dev.scalep.verbs.QpState;
@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -81,7 +82,8 @@ class PostFailureTest {
             assertEquals(0, e.outstanding(), "refused requests are settled, not outstanding");
             assertTrue(e.rejected() >= writes, "every write refused and counted to its endpoint (and the flush write, if posted): " + e.rejected());
             assertEquals(refusedRc, e.firstPostError());
-            assertTrue(e.drain(5_000_000_000L), "drain returns: nothing can complete");
+            assertFalse(e.drain(5_000_000_000L), "drain says the endpoint lost requests (they were refused)");
+            assertEquals(0, e.outstanding(), "drain waited until every request settled");
             Completion c = new Completion();
             assertTrue(!e.poll(c), "no completion for a refused request");
             a.release(e); // refuses while anything is outstanding
@@ -109,8 +111,8 @@ class PostFailureTest {
                 assertNotEquals(SendPath.EAGAIN, rc);
             }
             e.flush();
-            assertTrue(e.drain(5_000_000_000L), "everything posted to the ERR QP is settled");
-            assertEquals(0, e.outstanding());
+            assertFalse(e.drain(5_000_000_000L), "drain says the endpoint lost requests to the ERR QP");
+            assertEquals(0, e.outstanding(), "everything posted to the ERR QP is settled");
             assertEquals(QpState.ERR, e.qpState(), "the endpoint says its QP stopped");
             assertTrue(e.firstErrorStatus() != 0 || e.firstPostError() != 0,
                     "and why: first error completion status or the post's errno");
@@ -133,5 +135,30 @@ class PostFailureTest {
             assertEquals(0, e.firstErrorStatus());
             a.release(e);
         }
+    }
+
+    /** A post on an endpoint whose manager was closed is an error, never OK: nothing is staged or posted. */
+    @ParameterizedTest(name = "{0} {1} p={2}")
+    @MethodSource("matrix")
+    @Timeout(30)
+    void postsAfterTheManagerClosedAreRefused(String devName, String path, int p) {
+        Device dev = Devices.byName(devName);
+        Endpoint e;
+        try (EndpointManager a = EndpointManager.open(dev, level(path), 1, options(path, p));
+             EndpointManager b = EndpointManager.open(dev, level(path), 1, options(path, p))) {
+            a.connect(b);
+            e = a.acquire();
+            assertEquals(Endpoint.OK, e.write(1, 0, 8, 0));
+            assertTrue(e.drain(5_000_000_000L), "the write completed");
+        }
+        Endpoint closed = e;
+        ClosedException x = assertThrows(ClosedException.class, () -> closed.write(2, 0, 8, 0));
+        assertTrue(x.getMessage().contains("write") && x.getMessage().contains("nothing posted"), x.getMessage());
+        assertThrows(ClosedException.class, () -> closed.send(3, 0, 8));
+        assertThrows(ClosedException.class, closed::flush);
+        assertThrows(ClosedException.class, () -> closed.poll(new Completion()));
+        assertThrows(ClosedException.class, () -> closed.drain(1));
+        assertEquals(0, closed.staged(), "nothing staged");
+        closed.close(); // giving back an endpoint of a closed manager is a no-op
     }
 }

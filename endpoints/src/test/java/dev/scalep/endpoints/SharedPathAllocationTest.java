@@ -1,7 +1,6 @@
 package dev.scalep.endpoints;
 
 import dev.scalep.policies.SharingConfig;
-import dev.scalep.threading.Completion;
 import dev.scalep.threading.SendPath;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;

@@ -101,7 +101,7 @@ class WorldEndpointsTest {
             RankEndpoint re = eps.acquire();
             assertThrows(IllegalArgumentException.class, () -> re.to(0));
             assertThrows(IllegalArgumentException.class, () -> AllToAllCheck.run(eps, 1, 1000));
-            re.release();
+            re.close();
         }
     }
 

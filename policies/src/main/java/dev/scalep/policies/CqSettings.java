@@ -13,6 +13,6 @@ public record CqSettings(int depth, int moderationCount, int moderationPeriodUs)
      * {@code cq.depth} defaults to when a file leaves it out), capped at the loader's maximum depth.
      */
     public static int entriesNeeded(SharingConfig sharing, int queueDepth) {
-        return (int) Math.min(PolicyLoader.MAX_CQ_DEPTH, Validation.cqNeed(sharing, queueDepth));
+        return (int) Math.min(PolicyKeys.MAX_CQ_DEPTH, Validation.cqNeed(sharing, queueDepth));
     }
 }

@@ -2,12 +2,14 @@ package dev.scalep.policies;
 
 import dev.scalep.verbs.ConnectionOptions;
 
+import java.util.Map;
 import java.util.Objects;
 
 /**
  * One endpoint class of a policy (e.g. {@code halo}, {@code bulk}) with every setting filled in.
- * Immutable and thread-safe. The defaults (used for keys a file leaves out) are the constants
- * below; the research's best values for 16 threads were postlist 32 and unsignaled 64.
+ * Immutable and thread-safe. The defaults (used for keys a file leaves out) are declared with the
+ * keys in {@link PolicyKeys}; the research's best values for 16 threads were postlist 32 and
+ * unsignaled 64.
  *
  * @param name             class name ({@code [a-z][a-z0-9_-]*}, at most 64 characters)
  * @param sharing          sharing level
@@ -29,30 +31,16 @@ public record EndpointClass(String name, SharingConfig sharing, int queueDepth, 
                             int inlineThreshold, BlueFlame blueFlame, ChainedPosts chained, boolean sgeHeaderPayload,
                             SrqSettings srq, CqSettings cq, SrdSettings srd, OnUnsupported onUnsupported,
                             ConnectionOptions connection) {
-    /** Default sharing level: {@link Category#STATIC} (works on every device). */
-    public static final Category DEFAULT_SHARING = Category.STATIC;
-    public static final int DEFAULT_QUEUE_DEPTH = 256;
-    public static final int DEFAULT_POSTLIST = 32;
-    public static final int DEFAULT_UNSIGNALED = 64;
-    /** Fits both mlx5 (about 60 bytes) and EFA (32 bytes). */
-    public static final int DEFAULT_INLINE = 32;
-    public static final BlueFlame DEFAULT_BLUEFLAME = BlueFlame.AUTO;
-    public static final boolean DEFAULT_CHAINED = true;
-    public static final int DEFAULT_CHAIN_POOL = 256;
-    /** Default longest chain: the postlist size. */
-    public static final int DEFAULT_CHAIN_MAX_LENGTH = DEFAULT_POSTLIST;
-    public static final boolean DEFAULT_SGE_HEADER_PAYLOAD = false;
-    public static final int DEFAULT_SRQ_DEPTH = 1024;
-    /** Default refill threshold: a quarter of the SRQ depth. */
-    public static final int DEFAULT_SRQ_REFILL_DIVISOR = 4;
-    /** Default refill batch: 64, at most the SRQ depth. */
-    public static final int DEFAULT_SRQ_REFILL_BATCH = 64;
-    /** Default CQ depth: the queue depth. */
-    public static final int DEFAULT_CQ_MODERATION_COUNT = 0;
-    public static final int DEFAULT_CQ_MODERATION_PERIOD_US = 0;
-    public static final Ordering DEFAULT_ORDERING = Ordering.NONE;
-    public static final boolean DEFAULT_ATOMICS_EMULATION = false;
-    public static final OnUnsupported DEFAULT_ON_UNSUPPORTED = OnUnsupported.DEGRADE;
+    /** The default queue depth ({@link PolicyKeys#QUEUE_DEPTH}). */
+    public static final int DEFAULT_QUEUE_DEPTH = PolicyKeys.QUEUE_DEPTH.defaultValue();
+    /** The default postlist ({@link PolicyKeys#POSTLIST}). */
+    public static final int DEFAULT_POSTLIST = PolicyKeys.POSTLIST.defaultValue();
+    /** The default unsignaled interval ({@link PolicyKeys#UNSIGNALED}). */
+    public static final int DEFAULT_UNSIGNALED = PolicyKeys.UNSIGNALED.defaultValue();
+    /** The default inline threshold ({@link PolicyKeys#INLINE}). */
+    public static final int DEFAULT_INLINE = PolicyKeys.INLINE.defaultValue();
+    /** The default work-request pool size ({@link PolicyKeys#CHAINED_POOL}). */
+    public static final int DEFAULT_CHAIN_POOL = PolicyKeys.CHAINED_POOL.defaultValue();
 
     public EndpointClass {
         Objects.requireNonNull(name, "name");
@@ -76,14 +64,8 @@ public record EndpointClass(String name, SharingConfig sharing, int queueDepth, 
                 srq, cq, srd, onUnsupported, ConnectionOptions.DEFAULTS);
     }
 
-    /** Every setting at its default, for a class called {@code name}. */
+    /** Every setting at its default ({@link PolicyKeys}), for a class called {@code name}. */
     public static EndpointClass defaults(String name) {
-        return new EndpointClass(name, DEFAULT_SHARING.config(), DEFAULT_QUEUE_DEPTH, DEFAULT_POSTLIST,
-                DEFAULT_UNSIGNALED, DEFAULT_INLINE, DEFAULT_BLUEFLAME,
-                new ChainedPosts(DEFAULT_CHAINED, DEFAULT_CHAIN_POOL, DEFAULT_CHAIN_MAX_LENGTH),
-                DEFAULT_SGE_HEADER_PAYLOAD,
-                new SrqSettings(DEFAULT_SRQ_DEPTH, DEFAULT_SRQ_DEPTH / DEFAULT_SRQ_REFILL_DIVISOR, DEFAULT_SRQ_REFILL_BATCH),
-                new CqSettings(2 * DEFAULT_QUEUE_DEPTH, DEFAULT_CQ_MODERATION_COUNT, DEFAULT_CQ_MODERATION_PERIOD_US),
-                new SrdSettings(DEFAULT_ORDERING, DEFAULT_ATOMICS_EMULATION), DEFAULT_ON_UNSUPPORTED);
+        return PolicyKeys.build(name, PolicyKeys.values(Map.of()));
     }
 }

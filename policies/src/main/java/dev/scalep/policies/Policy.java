@@ -2,9 +2,11 @@ package dev.scalep.policies;
 
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.DeviceCapabilities;
+import dev.scalep.verbs.PortInfo;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -92,21 +94,37 @@ public final class Policy {
 
     /** Device-independent checks only (postlist and unsignaled interval against the queue depth). */
     public EffectivePolicy effective() {
-        return Validation.validate(this, null, null);
+        return Validation.validate(this, null, null, null);
     }
 
-    /** Check against an opened device's capabilities; see {@link #effective(String, DeviceCapabilities)}. */
+    /**
+     * Check against a device's capabilities and its ports: as {@link #effective(String, DeviceCapabilities)},
+     * and the {@code connection} section too ({@link #effective(String, DeviceCapabilities, List)}).
+     */
     public EffectivePolicy effective(Device device) {
-        return Validation.validate(this, device.name(), device.capabilities());
+        return Validation.validate(this, device.name(), device.capabilities(), device.ports());
+    }
+
+    /**
+     * Check every class against a device's capabilities and ports. Besides what
+     * {@link #effective(String, DeviceCapabilities)} checks, each class's {@code connection} must name
+     * a port the device has and a GID in that port's table ({@code gid-index}, or, automatic, one of
+     * {@code gid-type} and {@code address-family}): otherwise a {@link PolicyException} naming the
+     * key, the value and what the device has, whatever {@code on-unsupported} says. A
+     * {@code path-mtu} above the port's active MTU is degraded to it (or refused under {@code fail}).
+     */
+    public EffectivePolicy effective(String deviceName, DeviceCapabilities caps, List<PortInfo> ports) {
+        return Validation.validate(this, deviceName, caps, ports);
     }
 
     /**
      * Check every class against a device: settings the device cannot honour are degraded (with each
      * degradation reported) or, for classes with {@code on-unsupported: fail}, rejected with a
-     * {@link PolicyException} located at the setting.
+     * {@link PolicyException} located at the setting. The {@code connection} section is checked
+     * only with the device's ports ({@link #effective(Device)}).
      */
     public EffectivePolicy effective(String deviceName, DeviceCapabilities caps) {
-        return Validation.validate(this, deviceName, caps);
+        return Validation.validate(this, deviceName, caps, null);
     }
 
     @Override

@@ -1,9 +1,5 @@
 package dev.scalep.policies;
 
-import dev.scalep.verbs.ConnectionOptions;
-import dev.scalep.verbs.GidType;
-import dev.scalep.verbs.PathMtu;
-
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.common.ScalarStyle;
 import org.snakeyaml.engine.v2.composer.Composer;
@@ -42,12 +38,16 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
-// Length: about 800 lines because it is one grammar: every key of a policy file with its type,
-// range, default and file:line:column error lives here, in the order the schema lists them, so the
-// loader and policy.schema.json can be read side by side (SchemaAgreementTest keeps them equal).
 /**
  * Loads endpoint policies from YAML (format: {@code policies/README.md}; schema:
- * {@code dev/scalep/policies/policy.schema.json}). Thread-safe (stateless).
+ * {@code dev/scalep/policies/policy.schema.json}). Thread-safe (stateless). The keys, their types,
+ * ranges and defaults are not written here: they are {@link PolicyKeys}, which this class walks.
+ *
+ * <p>The stages, in reading order: bytes to text ({@code decode}: strict UTF-8, no control
+ * characters), text to YAML nodes ({@code compose}, bounded by {@code BoundedParser}), nodes to
+ * located values ({@code walkTop}, {@code walkMap}, {@code scalar}, checked against the key
+ * declarations), {@code extends} applied ({@code merge}), and the class built with the checks that
+ * relate two keys ({@code build}).
  *
  * <p>Loading is safe and bounded: the YAML is composed into nodes (never constructed into
  * objects, so no tags can instantiate anything), input is limited to {@link #MAX_BYTES} bytes of
@@ -140,68 +140,7 @@ public final class PolicyLoader {
         return b;
     }
 
-    // ---- key specifications ------------------------------------------------------------------
-
-    private enum Type { INT, BOOL, STRING, ENUM, SHARING, MAP, NAME }
-
-    private record Field(String key, Type type, long min, long max, List<String> values, List<Field> children) {
-        static Field i(String key, long min, long max) {
-            return new Field(key, Type.INT, min, max, List.of(), List.of());
-        }
-
-        static Field b(String key) {
-            return new Field(key, Type.BOOL, 0, 0, List.of(), List.of());
-        }
-
-        static Field e(String key, String... values) {
-            return new Field(key, Type.ENUM, 0, 0, List.of(values), List.of());
-        }
-
-        static Field s(String key, Type t, long maxLen) {
-            return new Field(key, t, 0, maxLen, List.of(), List.of());
-        }
-
-        static Field m(String key, Field... children) {
-            return new Field(key, Type.MAP, 0, 0, List.of(), List.of(children));
-        }
-    }
-
-    static final int MAX_QUEUE_DEPTH = 65536;
-    static final int MAX_POSTLIST = 4096;
-    static final int MAX_INLINE = 4096;
-    static final int MAX_POOL = 65536;
-    static final int MAX_SRQ_DEPTH = 1 << 20;
-    static final int MAX_CQ_DEPTH = 1 << 22;
-    static final int MAX_MODERATION = 65535;
-
-    private static final List<Field> CLASS_FIELDS = List.of(
-            Field.s("extends", Type.NAME, 64),
-            Field.s("description", Type.STRING, 2000),
-            Field.s("sharing", Type.SHARING, 1024),
-            Field.i("queue-depth", 1, MAX_QUEUE_DEPTH),
-            Field.i("postlist", 1, MAX_POSTLIST),
-            Field.i("unsignaled", 1, MAX_QUEUE_DEPTH),
-            Field.i("inline", 0, MAX_INLINE),
-            Field.e("blueflame", "on", "off", "auto"),
-            Field.m("chained", Field.b("enabled"), Field.i("pool", 1, MAX_POOL), Field.i("max-length", 1, MAX_POSTLIST)),
-            Field.b("sge-header-payload"),
-            Field.m("srq", Field.i("depth", 1, MAX_SRQ_DEPTH), Field.i("refill-threshold", 0, MAX_SRQ_DEPTH),
-                    Field.i("refill-batch", 1, MAX_SRQ_DEPTH)),
-            Field.m("cq", Field.i("depth", 1, MAX_CQ_DEPTH),
-                    Field.m("moderation", Field.i("count", 0, MAX_MODERATION), Field.i("period-us", 0, MAX_MODERATION))),
-            Field.m("srd", Field.e("ordering", "none", "receiver-reorder", "sender-wait"), Field.b("atomics-emulation")),
-            Field.m("connection", Field.i("port", 1, 255), Field.i("gid-index", 0, 255),
-                    Field.e("gid-type", "any", "ib", "roce-v1", "roce-v2"), Field.e("address-family", "any", "ipv4", "ipv6"),
-                    Field.i("path-mtu", 256, 4096), Field.i("min-rnr-timer", 0, 31), Field.i("timeout", 0, 31),
-                    Field.i("retry-count", 0, 7), Field.i("rnr-retry", 0, 7), Field.i("max-rd-atomic", 1, 255),
-                    Field.i("max-dest-rd-atomic", 1, 255), Field.i("service-level", 0, 15),
-                    Field.i("traffic-class", 0, 255), Field.i("hop-limit", 1, 255)),
-            Field.e("on-unsupported", "fail", "degrade"));
-
-    private static final List<Field> TOP_FIELDS = List.of(
-            Field.i("version", 1, 1),
-            Field.s("description", Type.STRING, 2000),
-            Field.m("classes"));
+    // ---- values as read ---------------------------------------------------------------------
 
     /** A scalar value read from the file and where it was. */
     record Val(Object value, SourceLocation where) {
@@ -426,21 +365,21 @@ public final class PolicyLoader {
                 if (key == null) {
                     continue;
                 }
-                Field f = find(TOP_FIELDS, key);
-                if (f == null) {
-                    unknown(t.getKeyNode(), key, TOP_FIELDS, "at the top level");
-                } else if (f.type() == Type.MAP) {
+                PolicyKey<?> f = topKey(key);
+                if (key.equals(CLASSES)) {
                     if (t.getValueNode() instanceof MappingNode cm) {
                         classesNode = cm;
                     } else {
                         error(at(t.getValueNode()), "'classes' must be a mapping of class name to settings, not "
                                 + describe(t.getValueNode()));
                     }
+                } else if (f == null) {
+                    unknown(t.getKeyNode(), key, topNames(), "at the top level");
                 } else {
-                    scalar(f, t.getValueNode(), key, top);
+                    scalar(f, t.getValueNode(), "'" + key + "'", top, key);
                 }
             }
-            if (!seen.containsKey("classes")) {
+            if (!seen.containsKey(CLASSES)) {
                 error(at(m), "missing 'classes': a policy names at least one endpoint class");
                 return null;
             }
@@ -469,7 +408,7 @@ public final class PolicyLoader {
                     continue;
                 }
                 Map<String, Val> vals = new LinkedHashMap<>();
-                walkMap(cm, "", CLASS_FIELDS, vals, "class " + name);
+                walkMap(cm, "", vals, "class " + name);
                 raw.put(name, new RawClass(name, at(t.getKeyNode()), vals));
             }
             if (raw.isEmpty() && errors.isEmpty()) {
@@ -496,44 +435,42 @@ public final class PolicyLoader {
                     classWhere.put(rc.name(), rc.where());
                 }
             }
-            Val desc = top.get("description");
+            Val desc = top.get(PolicyKeys.FILE_DESCRIPTION.path());
             return new Policy(label, desc == null ? "" : (String) desc.value(), classes, origins, classWhere);
         }
 
         /** Flatten a class mapping into dotted keys, checking keys, duplicates, types and ranges. */
-        void walkMap(MappingNode m, String prefix, List<Field> fields, Map<String, Val> out, String context) {
+        void walkMap(MappingNode m, String prefix, Map<String, Val> out, String context) {
+            String section = prefix.isEmpty() ? "" : prefix.substring(0, prefix.length() - 1);
+            List<String> allowed = PolicyKeys.section(section);
             Map<String, SourceLocation> seen = new HashMap<>();
             for (NodeTuple t : m.getValue()) {
                 String key = key(t.getKeyNode(), seen);
                 if (key == null) {
                     continue;
                 }
-                Field f = find(fields, key);
                 String path = prefix + key;
-                if (f == null) {
-                    unknown(t.getKeyNode(), path, fields, "in " + context);
+                if (!allowed.contains(key)) {
+                    unknown(t.getKeyNode(), path, allowed, "in " + context);
                     continue;
                 }
-                if (f.type() == Type.MAP) {
+                if (PolicyKeys.isSection(path)) {
                     if (t.getValueNode() instanceof MappingNode cm) {
-                        walkMap(cm, path + ".", f.children(), out, context);
+                        walkMap(cm, path + ".", out, context);
                     } else {
                         error(at(t.getValueNode()), context + ": '" + path + "' must be a mapping with keys "
-                                + keys(f.children()) + ", not " + describe(t.getValueNode()));
+                                + PolicyKeys.section(path) + ", not " + describe(t.getValueNode()));
                     }
                 } else {
-                    scalar(f, t.getValueNode(), context + ": '" + path + "'", out, path);
+                    scalar(PolicyKeys.byPath(path), t.getValueNode(), context + ": '" + path + "'", out, path);
                 }
             }
         }
 
-        void scalar(Field f, Node n, String key, Map<String, Val> out) {
-            scalar(f, n, "'" + key + "'", out, key);
-        }
-
-        void scalar(Field f, Node n, String what, Map<String, Val> out, String path) {
+        /** One scalar value, checked against its declaration; stored under {@code path} as the key's type. */
+        void scalar(PolicyKey<?> f, Node n, String what, Map<String, Val> out, String path) {
             if (!(n instanceof ScalarNode s)) {
-                error(at(n), what + " must be " + expected(f) + ", not " + describe(n));
+                error(at(n), what + " must be " + f.expected() + ", not " + describe(n));
                 return;
             }
             SourceLocation where = at(n);
@@ -542,7 +479,7 @@ public final class PolicyLoader {
             switch (f.type()) {
                 case INT -> {
                     if (!Tag.INT.equals(tag)) {
-                        error(where, what + " must be " + expected(f) + ", not " + describe(n));
+                        error(where, what + " must be " + f.expected() + ", not " + describe(n));
                         return;
                     }
                     BigInteger b;
@@ -559,6 +496,10 @@ public final class PolicyLoader {
                         error(where, what + ": " + clip(v) + " is out of range " + f.min() + ".." + f.max());
                         return;
                     }
+                    if (!f.spellings().isEmpty() && f.bySpelling(b.toString()) == null) {
+                        error(where, what + ": " + b + " is not one of " + String.join(", ", f.spellings()));
+                        return;
+                    }
                     out.put(path, new Val(b.intValueExact(), where));
                 }
                 case BOOL -> {
@@ -569,13 +510,13 @@ public final class PolicyLoader {
                     out.put(path, new Val(Boolean.parseBoolean(v), where));
                 }
                 case ENUM -> {
-                    if (!Tag.STR.equals(tag) || !f.values().contains(v)) {
+                    if (!Tag.STR.equals(tag) || !f.spellings().contains(v)) {
                         String got = Tag.STR.equals(tag) ? "'" + clip(v) + "'" : describe(n);
-                        String hint = Tag.STR.equals(tag) ? Suggest.hint(v, f.values()) : "";
-                        error(where, what + " must be one of " + String.join(", ", f.values()) + ", not " + got + hint);
+                        String hint = Tag.STR.equals(tag) ? Suggest.hint(v, f.spellings()) : "";
+                        error(where, what + " must be one of " + String.join(", ", f.spellings()) + ", not " + got + hint);
                         return;
                     }
-                    out.put(path, new Val(v, where));
+                    out.put(path, new Val(f.bySpelling(v), where));
                 }
                 case STRING, NAME -> {
                     if (!Tag.STR.equals(tag)) {
@@ -608,7 +549,6 @@ public final class PolicyLoader {
                         error(w, what + ": " + e.getMessage() + hint);
                     }
                 }
-                case MAP -> throw new IllegalStateException("not a scalar field");
             }
         }
 
@@ -629,10 +569,10 @@ public final class PolicyLoader {
             return key;
         }
 
-        void unknown(Node keyNode, String path, List<Field> fields, String context) {
+        void unknown(Node keyNode, String path, List<String> allowed, String context) {
             String last = path.substring(path.lastIndexOf('.') + 1);
-            error(at(keyNode), "unknown key '" + clip(path) + "' " + context + Suggest.hint(last, keys(fields))
-                    + " (allowed: " + String.join(", ", keys(fields)) + ")");
+            error(at(keyNode), "unknown key '" + clip(path) + "' " + context + Suggest.hint(last, allowed)
+                    + " (allowed: " + String.join(", ", allowed) + ")");
         }
 
         /** Apply {@code extends}: the parent's settings, then the class's own. Detects cycles and unknown parents. */
@@ -644,13 +584,13 @@ public final class PolicyLoader {
             if (chain.contains(rc.name())) {
                 List<String> cycle = new ArrayList<>(chain.subList(chain.indexOf(rc.name()), chain.size()));
                 cycle.add(rc.name());
-                Val ext = rc.vals().get("extends");
+                Val ext = rc.vals().get(PolicyKeys.EXTENDS.path());
                 error(ext != null ? ext.where() : rc.where(), "class " + rc.name() + ": extends cycle "
                         + String.join(" -> ", cycle));
                 done.put(rc.name(), null);
                 return null;
             }
-            Val ext = rc.vals().get("extends");
+            Val ext = rc.vals().get(PolicyKeys.EXTENDS.path());
             Map<String, Val> result = new LinkedHashMap<>();
             if (ext != null) {
                 String parentName = (String) ext.value();
@@ -669,81 +609,37 @@ public final class PolicyLoader {
                     return null;
                 }
                 result.putAll(p);
-                result.remove("description");
+                result.remove(PolicyKeys.DESCRIPTION.path());
             }
             result.putAll(rc.vals());
-            result.remove("extends");
+            result.remove(PolicyKeys.EXTENDS.path());
             done.put(rc.name(), result);
             return result;
         }
 
-        EndpointClass build(String name, Map<String, Val> v, SourceLocation where) {
-            EndpointClass d = EndpointClass.defaults(name);
-            SharingConfig sharing = get(v, "sharing", d.sharing());
-            int queueDepth = get(v, "queue-depth", d.queueDepth());
-            int postlist = get(v, "postlist", d.postlist());
-            int unsignaled = get(v, "unsignaled", d.unsignaled());
-            int inline = get(v, "inline", d.inlineThreshold());
-            BlueFlame bf = BlueFlame.valueOf(get(v, "blueflame", d.blueFlame().spelling()).toUpperCase());
-            boolean chainEnabled = get(v, "chained.enabled", d.chained().enabled());
-            int pool = get(v, "chained.pool", d.chained().poolSize());
-            int maxLen = get(v, "chained.max-length", Math.min(postlist, pool));
-            boolean sge = get(v, "sge-header-payload", d.sgeHeaderPayload());
-            int srqDepth = get(v, "srq.depth", d.srq().depth());
-            int refillThreshold = get(v, "srq.refill-threshold", srqDepth / EndpointClass.DEFAULT_SRQ_REFILL_DIVISOR);
-            int refillBatch = get(v, "srq.refill-batch", Math.min(EndpointClass.DEFAULT_SRQ_REFILL_BATCH, srqDepth));
-            int cqDepth = get(v, "cq.depth", CqSettings.entriesNeeded(sharing, queueDepth));
-            int modCount = get(v, "cq.moderation.count", d.cq().moderationCount());
-            int modPeriod = get(v, "cq.moderation.period-us", d.cq().moderationPeriodUs());
-            Ordering ordering = Ordering.valueOf(get(v, "srd.ordering", d.srd().ordering().spelling())
-                    .toUpperCase().replace('-', '_'));
-            boolean atomics = get(v, "srd.atomics-emulation", d.srd().atomicsEmulation());
-            OnUnsupported onu = OnUnsupported.valueOf(get(v, "on-unsupported", d.onUnsupported().spelling()).toUpperCase());
+        /** The class from its merged values, after the checks that relate two keys of it. */
+        EndpointClass build(String name, Map<String, Val> written, SourceLocation where) {
+            Map<String, Object> raw = new HashMap<>();
+            written.forEach((k, val) -> raw.put(k, val.value()));
+            PolicyKey.Values v = PolicyKeys.values(raw);
             int before = errors.size();
             String c = "class " + name + ": ";
-            if (maxLen > pool) {
-                error(loc(v, where, "chained.max-length", "chained.pool"), c + "chained.max-length " + maxLen
-                        + " > chained.pool " + pool + " (a chain comes from the pool)");
-            }
-            if (refillThreshold > srqDepth) {
-                error(loc(v, where, "srq.refill-threshold", "srq.depth"), c + "srq.refill-threshold " + refillThreshold
-                        + " > srq.depth " + srqDepth);
-            }
-            if (refillBatch > srqDepth) {
-                error(loc(v, where, "srq.refill-batch", "srq.depth"), c + "srq.refill-batch " + refillBatch
-                        + " > srq.depth " + srqDepth);
-            }
-            if (modCount > cqDepth) {
-                error(loc(v, where, "cq.moderation.count", "cq.depth"), c + "cq.moderation.count " + modCount
-                        + " > cq.depth " + cqDepth + " (an event would never fire)");
-            }
-            ConnectionOptions conn = connection(v, d.connection(), c, where);
-            if (errors.size() != before) {
-                return null;
-            }
-            return new EndpointClass(name, sharing, queueDepth, postlist, unsignaled, inline, bf,
-                    new ChainedPosts(chainEnabled, pool, maxLen), sge, new SrqSettings(srqDepth, refillThreshold, refillBatch),
-                    new CqSettings(cqDepth, modCount, modPeriod), new SrdSettings(ordering, atomics), onu, conn);
+            atMost(written, where, c, v, PolicyKeys.CHAINED_MAX_LENGTH, PolicyKeys.CHAINED_POOL, " (a chain comes from the pool)");
+            atMost(written, where, c, v, PolicyKeys.SRQ_REFILL_THRESHOLD, PolicyKeys.SRQ_DEPTH, "");
+            atMost(written, where, c, v, PolicyKeys.SRQ_REFILL_BATCH, PolicyKeys.SRQ_DEPTH, "");
+            atMost(written, where, c, v, PolicyKeys.CQ_MODERATION_COUNT, PolicyKeys.CQ_DEPTH, " (an event would never fire)");
+            return errors.size() != before ? null : PolicyKeys.build(name, v);
         }
 
-        /** The {@code connection} section over {@code d}; an MTU that is not a power of two is an error. */
-        ConnectionOptions connection(Map<String, Val> v, ConnectionOptions d, String c, SourceLocation where) {
-            int mtu = get(v, "connection.path-mtu", d.pathMtu());
-            if (mtu != PathMtu.AUTO && !PathMtu.valid(mtu)) {
-                error(loc(v, where, "connection.path-mtu"), c + "connection.path-mtu " + mtu
-                        + " is not one of 256, 512, 1024, 2048, 4096");
-                return null;
+        /** An error located at {@code key} (or {@code limit}) when {@code key} is above {@code limit}. */
+        void atMost(Map<String, Val> written, SourceLocation where, String c, PolicyKey.Values v,
+                    PolicyKey<Integer> key, PolicyKey<Integer> limit, String why) {
+            int value = v.get(key);
+            int max = v.get(limit);
+            if (value > max) {
+                error(loc(written, where, key.path(), limit.path()), c + key.path() + " " + value + " > " + limit.path()
+                        + " " + max + why);
             }
-            String type = get(v, "connection.gid-type", d.gidType() == null ? "any" : d.gidType().spelling());
-            String family = get(v, "connection.address-family", d.family().spelling());
-            return new ConnectionOptions(get(v, "connection.port", d.port()), get(v, "connection.gid-index", d.gidIndex()),
-                    GidType.parse(type), ConnectionOptions.AddressFamily.valueOf(family.toUpperCase()), mtu,
-                    get(v, "connection.min-rnr-timer", d.minRnrTimer()), get(v, "connection.timeout", d.timeout()),
-                    get(v, "connection.retry-count", d.retryCount()), get(v, "connection.rnr-retry", d.rnrRetry()),
-                    get(v, "connection.max-rd-atomic", d.maxRdAtomic()),
-                    get(v, "connection.max-dest-rd-atomic", d.maxDestRdAtomic()),
-                    get(v, "connection.service-level", d.serviceLevel()),
-                    get(v, "connection.traffic-class", d.trafficClass()), get(v, "connection.hop-limit", d.hopLimit()));
         }
 
         static SourceLocation loc(Map<String, Val> v, SourceLocation dflt, String... keys) {
@@ -755,27 +651,27 @@ public final class PolicyLoader {
             }
             return dflt;
         }
-
-        @SuppressWarnings("unchecked")
-        static <T> T get(Map<String, Val> v, String key, T dflt) {
-            Val x = v.get(key);
-            return x == null ? dflt : (T) x.value();
-        }
     }
 
     // ---- helpers -------------------------------------------------------------------------------
 
-    private static Field find(List<Field> fields, String key) {
-        for (Field f : fields) {
-            if (f.key().equals(key)) {
-                return f;
+    /** The structural top-level key: the mapping of class names to settings. */
+    private static final String CLASSES = "classes";
+
+    private static PolicyKey<?> topKey(String key) {
+        for (PolicyKey<?> k : PolicyKeys.TOP) {
+            if (k.path().equals(key)) {
+                return k;
             }
         }
         return null;
     }
 
-    private static List<String> keys(List<Field> fields) {
-        return fields.stream().map(Field::key).toList();
+    private static List<String> topNames() {
+        List<String> n = new ArrayList<>();
+        PolicyKeys.TOP.forEach(k -> n.add(k.path()));
+        n.add(CLASSES);
+        return n;
     }
 
     private static List<String> categoryNames() {
@@ -784,17 +680,6 @@ public final class PolicyLoader {
             n.add(c.spelling());
         }
         return n;
-    }
-
-    private static String expected(Field f) {
-        return switch (f.type()) {
-            case INT -> "an integer in range " + f.min() + ".." + f.max();
-            case BOOL -> "true or false";
-            case ENUM -> "one of " + String.join(", ", f.values());
-            case STRING, NAME -> "a string";
-            case SHARING -> "a category or axes string";
-            case MAP -> "a mapping";
-        };
     }
 
     private static String describe(Node n) {

@@ -25,66 +25,53 @@ final class PolicyYaml {
                 continue;
             }
             sb.append("  ").append(c.name()).append(":\n");
-            Category cat = c.sharing().category();
-            sb.append("    sharing: \"").append(cat != null ? cat.spelling() : c.sharing().toString()).append("\"");
-            if (cat != null) {
-                sb.append("  # ").append(c.sharing());
+            String open = "";
+            for (PolicyKey<?> k : PolicyKeys.CLASS) {
+                if (!k.isSetting()) {
+                    continue;
+                }
+                open = enter(sb, open, k.section());
+                int indent = 4 + 2 * depth(k.section());
+                String value = k.spelledIn(c);
+                if (k == PolicyKeys.SHARING) {
+                    Category cat = c.sharing().category();
+                    sb.append(" ".repeat(indent)).append(k.name()).append(": \"").append(value).append('"');
+                    if (cat != null) {
+                        sb.append("  # ").append(c.sharing());
+                    }
+                    sb.append('\n');
+                } else if (value == null) {
+                    sb.append(" ".repeat(indent)).append("# ").append(k.name()).append(": automatic (")
+                            .append(k.defaultText()).append(")\n");
+                } else {
+                    sb.append(" ".repeat(indent)).append(k.name()).append(": ").append(value).append('\n');
+                }
             }
-            sb.append('\n');
-            line(sb, 4, "queue-depth", c.queueDepth());
-            line(sb, 4, "postlist", c.postlist());
-            line(sb, 4, "unsignaled", c.unsignaled());
-            line(sb, 4, "inline", c.inlineThreshold());
-            line(sb, 4, "blueflame", c.blueFlame().spelling());
-            sb.append("    chained:\n");
-            line(sb, 6, "enabled", c.chained().enabled());
-            line(sb, 6, "pool", c.chained().poolSize());
-            line(sb, 6, "max-length", c.chained().maxLength());
-            line(sb, 4, "sge-header-payload", c.sgeHeaderPayload());
-            sb.append("    srq:\n");
-            line(sb, 6, "depth", c.srq().depth());
-            line(sb, 6, "refill-threshold", c.srq().refillThreshold());
-            line(sb, 6, "refill-batch", c.srq().refillBatch());
-            sb.append("    cq:\n");
-            line(sb, 6, "depth", c.cq().depth());
-            sb.append("      moderation:\n");
-            line(sb, 8, "count", c.cq().moderationCount());
-            line(sb, 8, "period-us", c.cq().moderationPeriodUs());
-            sb.append("    srd:\n");
-            line(sb, 6, "ordering", c.srd().ordering().spelling());
-            line(sb, 6, "atomics-emulation", c.srd().atomicsEmulation());
-            var k = c.connection();
-            sb.append("    connection:\n");
-            line(sb, 6, "port", k.port());
-            auto(sb, "gid-index", k.gidIndex() < 0 ? null : k.gidIndex(), "chosen by gid-type and address-family");
-            line(sb, 6, "gid-type", k.gidType() == null ? "any" : k.gidType().spelling());
-            line(sb, 6, "address-family", k.family().spelling());
-            auto(sb, "path-mtu", k.pathMtu() == 0 ? null : k.pathMtu(), "the port's active MTU, lowered to the peer's");
-            line(sb, 6, "min-rnr-timer", k.minRnrTimer());
-            line(sb, 6, "timeout", k.timeout());
-            line(sb, 6, "retry-count", k.retryCount());
-            line(sb, 6, "rnr-retry", k.rnrRetry());
-            auto(sb, "max-rd-atomic", k.maxRdAtomic() == 0 ? null : k.maxRdAtomic(), "the device's limit, at most 16");
-            auto(sb, "max-dest-rd-atomic", k.maxDestRdAtomic() == 0 ? null : k.maxDestRdAtomic(),
-                    "the device's limit, at most 16");
-            line(sb, 6, "service-level", k.serviceLevel());
-            line(sb, 6, "traffic-class", k.trafficClass());
-            line(sb, 6, "hop-limit", k.hopLimit());
-            line(sb, 4, "on-unsupported", c.onUnsupported().spelling());
         }
         return sb.toString();
     }
 
-    /** A connection key: its value, or (automatic) a comment saying what is used, so the output loads again. */
-    private static void auto(StringBuilder sb, String key, Object value, String automatic) {
-        if (value != null) {
-            line(sb, 6, key, value);
-        } else {
-            sb.append("      # ").append(key).append(": automatic (").append(automatic).append(")\n");
+    /** Opens the sections from {@code open} to {@code section} (writing each new header); returns {@code section}. */
+    private static String enter(StringBuilder sb, String open, String section) {
+        if (section.equals(open)) {
+            return open;
         }
+        String common = open;
+        while (!common.isEmpty() && !(section + ".").startsWith(common + ".")) {
+            int dot = common.lastIndexOf('.');
+            common = dot < 0 ? "" : common.substring(0, dot);
+        }
+        String rest = common.isEmpty() ? section : section.substring(common.length() + 1);
+        String at = common;
+        for (String part : rest.isEmpty() ? new String[0] : rest.split("\\.")) {
+            sb.append(" ".repeat(4 + 2 * depth(at))).append(part).append(":\n");
+            at = at.isEmpty() ? part : at + "." + part;
+        }
+        return section;
     }
 
-    private static void line(StringBuilder sb, int indent, String key, Object value) {
-        sb.append(" ".repeat(indent)).append(key).append(": ").append(value).append('\n');
+    /** Dots in a section path plus one ("" is the class level, 0). */
+    private static int depth(String section) {
+        return section.isEmpty() ? 0 : section.split("\\.").length;
     }
 }

@@ -1,20 +1,23 @@
 package dev.scalep.policies;
 
 import dev.scalep.verbs.ConnectionOptions;
-
 import dev.scalep.verbs.DeviceCapabilities;
+import dev.scalep.verbs.GidEntry;
+import dev.scalep.verbs.PortInfo;
+import dev.scalep.verbs.VerbsException;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Checks a policy's classes against the queue depth and a device's capabilities. */
+/** Checks a policy's classes against the queue depth and a device's capabilities and ports. */
 final class Validation {
     private Validation() {
     }
 
-    static EffectivePolicy validate(Policy p, String device, DeviceCapabilities caps) {
+    /** {@code ports} null: the connection section is not checked (no device, or capabilities only). */
+    static EffectivePolicy validate(Policy p, String device, DeviceCapabilities caps, List<PortInfo> ports) {
         if (caps != null && device == null) {
             throw new IllegalArgumentException("device name is null");
         }
@@ -24,7 +27,7 @@ final class Validation {
         Map<String, EndpointClass> out = new LinkedHashMap<>();
         for (EndpointClass c : p.classes().values()) {
             One one = new One(p, c, device, errors, degradations);
-            out.put(c.name(), one.run(caps, notes));
+            out.put(c.name(), one.run(caps, ports, notes));
         }
         if (!errors.isEmpty()) {
             throw new PolicyException(errors);
@@ -71,8 +74,8 @@ final class Validation {
          * A setting that cannot be honoured: an error when the class says fail and the value was
          * written in the file, otherwise a reported degradation. Returns whether to apply {@code to}.
          */
-        boolean unsupported(String key, Object from, Object to, String reason) {
-            SourceLocation where = p.origin(c.name(), key);
+        boolean unsupported(PolicyKey<?> key, Object from, Object to, String reason) {
+            SourceLocation where = p.origin(c.name(), key.path());
             boolean explicit = where != null || !p.fromFile(c.name());
             if (fail && explicit) {
                 SourceLocation at = where != null ? where : p.location(c.name());
@@ -80,26 +83,34 @@ final class Validation {
                 return false;
             }
             String why = explicit ? reason : reason + " (default)";
-            degradations.add(new Degradation(c.name(), key, String.valueOf(from), String.valueOf(to), why));
+            degradations.add(new Degradation(c.name(), key.path(), String.valueOf(from), String.valueOf(to), why));
             return true;
         }
 
         /** Whether {@code key} was written in the file (every setting of a class built in code counts as written). */
-        boolean written(String key) {
-            return p.origin(c.name(), key) != null || !p.fromFile(c.name());
+        boolean written(PolicyKey<?> key) {
+            return p.origin(c.name(), key.path()) != null || !p.fromFile(c.name());
+        }
+
+        /** Where {@code key} was written, else the first of {@code others} written, else the class name. */
+        SourceLocation at(PolicyKey<?> key, PolicyKey<?>... others) {
+            SourceLocation where = p.origin(c.name(), key.path());
+            for (int i = 0; where == null && i < others.length; i++) {
+                where = p.origin(c.name(), others[i].path());
+            }
+            return where != null ? where : p.location(c.name());
         }
 
         /**
          * Two settings of the file that cannot both hold: an error whatever {@code on-unsupported}
          * says, since no device could honour them.
          */
-        void contradiction(String key, String reason) {
-            SourceLocation where = p.origin(c.name(), key);
-            errors.add(new PolicyError(where != null ? where : p.location(c.name()), "class " + c.name() + ": " + reason
+        void contradiction(PolicyKey<?> key, String reason) {
+            errors.add(new PolicyError(at(key), "class " + c.name() + ": " + reason
                     + " (the class contradicts itself: an error whatever on-unsupported says)"));
         }
 
-        EndpointClass run(DeviceCapabilities caps, List<String> notes) {
+        EndpointClass run(DeviceCapabilities caps, List<PortInfo> ports, List<String> notes) {
             String cn = "class " + c.name() + ": ";
             String on = device == null ? "" : " on " + device;
             SharingConfig sharing = c.sharing();
@@ -114,89 +125,92 @@ final class Validation {
             SrdSettings srd = c.srd();
 
             if (caps != null && qd > caps.maxQpWr()
-                    && unsupported("queue-depth", qd, caps.maxQpWr(), "queue-depth " + qd + " > device limit " + caps.maxQpWr() + on)) {
+                    && unsupported(PolicyKeys.QUEUE_DEPTH, qd, caps.maxQpWr(), "queue-depth " + qd + " > device limit " + caps.maxQpWr() + on)) {
                 qd = caps.maxQpWr();
             }
             int writtenQd = c.queueDepth();
-            if (postlist > writtenQd && written("postlist")) {
-                contradiction("postlist", "postlist " + postlist + " > queue-depth " + writtenQd
+            if (postlist > writtenQd && written(PolicyKeys.POSTLIST)) {
+                contradiction(PolicyKeys.POSTLIST, "postlist " + postlist + " > queue-depth " + writtenQd
                         + " (a list cannot be longer than the queue it is posted to)");
-            } else if (postlist > qd && unsupported("postlist", postlist, qd, "postlist " + postlist + " > queue-depth " + qd)) {
+            } else if (postlist > qd && unsupported(PolicyKeys.POSTLIST, postlist, qd, "postlist " + postlist + " > queue-depth " + qd)) {
                 postlist = qd;
             }
             if (caps != null && !caps.unsignaled() && q > 1
-                    && unsupported("unsignaled", q, 1, "unsignaled " + q + " unsupported" + on + " (every WR is signaled)")) {
+                    && unsupported(PolicyKeys.UNSIGNALED, q, 1, "unsignaled " + q + " unsupported" + on + " (every WR is signaled)")) {
                 q = 1;
             }
             if (caps != null && caps.unsignaled() && !caps.inOrder() && q > 1
-                    && unsupported("unsignaled", q, 1, "unsignaled " + q + " on " + device + ", which completes out of order: "
+                    && unsupported(PolicyKeys.UNSIGNALED, q, 1, "unsignaled " + q + " on " + device + ", which completes out of order: "
                     + "an unsignaled WR cannot be retired by a later completion (every WR is signaled)")) {
                 q = 1;
             }
-            if (c.unsignaled() > writtenQd && written("unsignaled")) { // as written, whatever the device does
-                contradiction("unsignaled", "unsignaled interval " + c.unsignaled() + " > queue-depth " + writtenQd
+            if (c.unsignaled() > writtenQd && written(PolicyKeys.UNSIGNALED)) { // as written, whatever the device does
+                contradiction(PolicyKeys.UNSIGNALED, "unsignaled interval " + c.unsignaled() + " > queue-depth " + writtenQd
                         + " (one WR of every queue-depth must be signaled, or the queue fills with unretired WRs)");
-            } else if (q > qd && unsupported("unsignaled", q, qd, "unsignaled interval " + q + " > queue-depth " + qd
+            } else if (q > qd && unsupported(PolicyKeys.UNSIGNALED, q, qd, "unsignaled interval " + q + " > queue-depth " + qd
                     + " (one WR of every queue-depth must be signaled)")) {
                 q = qd;
             }
             long need = cqNeed(sharing, writtenQd);
-            if (cq.depth() > 0 && cq.depth() < need && written("cq.depth")) {
-                contradiction("cq.depth", "cq.depth " + cq.depth() + " is smaller than the queues it serves: " + need
+            if (cq.depth() > 0 && cq.depth() < need && written(PolicyKeys.CQ_DEPTH)) {
+                contradiction(PolicyKeys.CQ_DEPTH, "cq.depth " + cq.depth() + " is smaller than the queues it serves: " + need
                         + " entries (send queues plus receive slots of queue-depth " + writtenQd + " each, at sharing "
                         + name(sharing) + "); write at least " + need + ", or leave cq.depth out to size it from the queues");
             }
-            if (chained.maxLength() > writtenQd && written("chained.max-length")) {
-                contradiction("chained.max-length", "chained.max-length " + chained.maxLength() + " > queue-depth " + writtenQd);
-            } else if (chained.maxLength() > qd && unsupported("chained.max-length", chained.maxLength(), qd,
+            if (chained.maxLength() > writtenQd && written(PolicyKeys.CHAINED_MAX_LENGTH)) {
+                contradiction(PolicyKeys.CHAINED_MAX_LENGTH, "chained.max-length " + chained.maxLength() + " > queue-depth " + writtenQd);
+            } else if (chained.maxLength() > qd && unsupported(PolicyKeys.CHAINED_MAX_LENGTH, chained.maxLength(), qd,
                     "chained.max-length " + chained.maxLength() + " > queue-depth " + qd)) {
                 chained = new ChainedPosts(chained.enabled(), chained.poolSize(), qd);
             }
-            if (caps != null && inline > caps.maxInline() && unsupported("inline", inline, caps.maxInline(),
+            if (caps != null && inline > caps.maxInline() && unsupported(PolicyKeys.INLINE, inline, caps.maxInline(),
                     "inline " + inline + " > device limit " + caps.maxInline() + on)) {
                 inline = caps.maxInline();
             }
             if (caps != null && sharing.td() != TdMode.NONE && !caps.threadDomains()) {
                 SharingConfig to = sharing.withTd(TdMode.NONE);
-                if (unsupported("sharing", name(sharing), name(to), "td=" + sharing.td() + " needs thread domains, which "
+                if (unsupported(PolicyKeys.SHARING, name(sharing), name(to), "td=" + sharing.td() + " needs thread domains, which "
                         + device + " lacks (each QP keeps its own doorbell behind the provider's QP lock); sharing "
                         + name(sharing))) {
                     sharing = to;
                 }
             }
             if (caps != null && bf == BlueFlame.ON && !caps.blueFlame()
-                    && unsupported("blueflame", bf, BlueFlame.OFF, "blueflame on unsupported" + on)) {
+                    && unsupported(PolicyKeys.BLUEFLAME, bf, BlueFlame.OFF, "blueflame on unsupported" + on)) {
                 bf = BlueFlame.OFF;
             }
             if (caps != null && sharing.srq() != Share.NONE && caps.maxSrq() == 0) {
                 SharingConfig to = sharing.with(SharingConfig.Axis.SRQ, Share.NONE);
-                if (unsupported("sharing", name(sharing), name(to), "srq=" + sharing.srq() + " but " + device
+                if (unsupported(PolicyKeys.SHARING, name(sharing), name(to), "srq=" + sharing.srq() + " but " + device
                         + " has no SRQs; sharing " + name(sharing))) {
                     sharing = to;
                 }
             }
             if (caps != null && sharing.srq() != Share.NONE && srq.depth() > caps.maxSrqWr()
-                    && unsupported("srq.depth", srq.depth(), caps.maxSrqWr(),
+                    && unsupported(PolicyKeys.SRQ_DEPTH, srq.depth(), caps.maxSrqWr(),
                     "srq.depth " + srq.depth() + " > device limit " + caps.maxSrqWr() + on)) {
                 int d = caps.maxSrqWr();
                 srq = new SrqSettings(d, Math.min(srq.refillThreshold(), d), Math.max(1, Math.min(srq.refillBatch(), d)));
             }
-            if (caps != null && cq.depth() > caps.maxCqe() && unsupported("cq.depth", cq.depth(), caps.maxCqe(),
+            if (caps != null && cq.depth() > caps.maxCqe() && unsupported(PolicyKeys.CQ_DEPTH, cq.depth(), caps.maxCqe(),
                     "cq.depth " + cq.depth() + " > device limit " + caps.maxCqe() + on)) {
                 cq = new CqSettings(caps.maxCqe(), Math.min(cq.moderationCount(), caps.maxCqe()), cq.moderationPeriodUs());
             }
             ConnectionOptions conn = c.connection();
             if (caps != null && conn.maxRdAtomic() > caps.maxQpInitRdAtom()
-                    && unsupported("connection.max-rd-atomic", conn.maxRdAtomic(), caps.maxQpInitRdAtom(),
+                    && unsupported(PolicyKeys.MAX_RD_ATOMIC, conn.maxRdAtomic(), caps.maxQpInitRdAtom(),
                     "connection.max-rd-atomic " + conn.maxRdAtomic() + " > device limit max_qp_init_rd_atom "
                             + caps.maxQpInitRdAtom() + on)) {
                 conn = conn.withRdAtomic(caps.maxQpInitRdAtom(), conn.maxDestRdAtomic());
             }
             if (caps != null && conn.maxDestRdAtomic() > caps.maxQpRdAtom()
-                    && unsupported("connection.max-dest-rd-atomic", conn.maxDestRdAtomic(), caps.maxQpRdAtom(),
+                    && unsupported(PolicyKeys.MAX_DEST_RD_ATOMIC, conn.maxDestRdAtomic(), caps.maxQpRdAtom(),
                     "connection.max-dest-rd-atomic " + conn.maxDestRdAtomic() + " > device limit max_qp_rd_atom "
                             + caps.maxQpRdAtom() + on)) {
                 conn = conn.withRdAtomic(conn.maxRdAtomic(), caps.maxQpRdAtom());
+            }
+            if (ports != null) {
+                conn = connection(conn, ports);
             }
             if (caps != null && caps.inOrder()) {
                 if (srd.ordering() != Ordering.NONE) {
@@ -217,6 +231,62 @@ final class Validation {
             }
             return new EndpointClass(c.name(), sharing, qd, postlist, q, inline, bf, chained, c.sgeHeaderPayload(),
                     srq, cq, srd, c.onUnsupported(), conn);
+        }
+
+        /**
+         * The connection section against the device's ports: the port must exist and the GID (the
+         * index given, or the automatic choice among the type and family given) must be in its
+         * table; neither has a substitute that would reach the same network, so both are errors
+         * whatever {@code on-unsupported} says. A path MTU above the port's active MTU degrades to it.
+         */
+        ConnectionOptions connection(ConnectionOptions conn, List<PortInfo> ports) {
+            String cn = "class " + c.name() + ": ";
+            PortInfo port = null;
+            for (PortInfo pi : ports) {
+                if (pi.port() == conn.port()) {
+                    port = pi;
+                }
+            }
+            if (port == null) {
+                String has = ports.isEmpty() ? device + " reports no ports" : ports.size() == 1
+                        ? device + " has port " + ports.getFirst().port() + " only"
+                        : device + " has ports " + String.join(", ", ports.stream().map(x -> String.valueOf(x.port())).toList());
+                errors.add(new PolicyError(at(PolicyKeys.PORT), cn + PolicyKeys.PORT.path() + " " + conn.port()
+                        + " does not exist: " + has));
+                return conn;
+            }
+            String where = device + " port " + port.port();
+            if (conn.gidIndex() >= 0) {
+                GidEntry g = port.gid(conn.gidIndex());
+                if (g == null) {
+                    int top = port.gids().stream().mapToInt(GidEntry::index).max().orElse(-1);
+                    errors.add(new PolicyError(at(PolicyKeys.GID_INDEX), cn + PolicyKeys.GID_INDEX.path() + " "
+                            + conn.gidIndex() + " is not in the GID table of " + where + (top < 0 ? " (it is empty)"
+                            : " (indices up to " + top + ": " + port.describeGids() + ")")));
+                    return conn;
+                }
+            }
+            if (conn.gidIndex() >= 0 || !port.gids().isEmpty()) {
+                try {
+                    conn.selectGid("policy", device, port);
+                } catch (VerbsException e) {
+                    String wanted = PolicyKeys.GID_TYPE.path() + " " + PolicyKeys.GID_TYPE.spell(conn.gidType()) + ", "
+                            + PolicyKeys.ADDRESS_FAMILY.path() + " " + PolicyKeys.ADDRESS_FAMILY.spell(conn.family());
+                    String what = conn.gidIndex() >= 0
+                            ? PolicyKeys.GID_INDEX.path() + " " + conn.gidIndex() + " of " + where + " is "
+                            + port.gid(conn.gidIndex()) + ", which does not match " + wanted
+                            : "no GID of " + where + " matches " + wanted + " (GIDs " + port.describeGids() + ")";
+                    errors.add(new PolicyError(conn.gidIndex() >= 0 ? at(PolicyKeys.GID_INDEX)
+                            : at(PolicyKeys.GID_TYPE, PolicyKeys.ADDRESS_FAMILY), cn + what));
+                    return conn;
+                }
+            }
+            int mtu = conn.pathMtu();
+            if (mtu > port.activeMtu() && unsupported(PolicyKeys.PATH_MTU, mtu, port.activeMtu(),
+                    PolicyKeys.PATH_MTU.path() + " " + mtu + " > active MTU " + port.activeMtu() + " of " + where)) {
+                conn = conn.withPathMtu(port.activeMtu());
+            }
+            return conn;
         }
 
         static String name(SharingConfig s) {

@@ -6,6 +6,7 @@ import com.networknt.schema.JsonSchema;
 import com.networknt.schema.JsonSchemaFactory;
 import com.networknt.schema.SpecVersion;
 import com.networknt.schema.ValidationMessage;
+import dev.scalep.verbs.ConnectionOptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,6 +19,7 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
@@ -119,32 +121,119 @@ class SchemaAgreementTest {
         assertFalse(schemaErrors(yaml).isEmpty(), yaml);
     }
 
-    @Test
-    void schemaIsDraft202012WithAllClassKeys() throws Exception {
-        JsonNode s;
+    static JsonNode schemaTree() throws Exception {
         try (InputStream in = PolicyLoader.class.getResourceAsStream("/dev/scalep/policies/policy.schema.json")) {
-            s = JSON.readTree(in);
+            return JSON.readTree(in);
         }
-        assertEquals("https://json-schema.org/draft/2020-12/schema", s.get("$schema").asText());
-        JsonNode props = s.at("/$defs/class/properties");
-        for (String k : List.of("extends", "sharing", "queue-depth", "postlist", "unsignaled", "inline", "blueflame",
-                "chained", "sge-header-payload", "srq", "cq", "srd", "connection", "on-unsupported")) {
-            assertTrue(props.has(k), k);
+    }
+
+    /** The schema node of a dotted key path under {@code props} (sections are objects with properties). */
+    static JsonNode node(JsonNode props, String path) {
+        JsonNode n = props;
+        String[] parts = path.split("\\.");
+        for (int i = 0; i < parts.length; i++) {
+            n = n.get(parts[i]);
+            if (n == null) {
+                return null;
+            }
+            if (i < parts.length - 1) {
+                n = n.get("properties");
+            }
         }
-        assertEquals(32, props.at("/postlist/default").asInt());
-        assertEquals(EndpointClass.DEFAULT_POSTLIST, props.at("/postlist/default").asInt());
-        assertEquals(EndpointClass.DEFAULT_UNSIGNALED, props.at("/unsignaled/default").asInt());
-        assertEquals(EndpointClass.DEFAULT_QUEUE_DEPTH, props.at("/queue-depth/default").asInt());
-        assertEquals(EndpointClass.DEFAULT_INLINE, props.at("/inline/default").asInt());
-        var c = dev.scalep.verbs.ConnectionOptions.DEFAULTS;
-        JsonNode k = props.at("/connection/properties");
-        assertEquals(c.port(), k.at("/port/default").asInt());
-        assertEquals(c.minRnrTimer(), k.at("/min-rnr-timer/default").asInt());
-        assertEquals(c.timeout(), k.at("/timeout/default").asInt());
-        assertEquals(c.retryCount(), k.at("/retry-count/default").asInt());
-        assertEquals(c.rnrRetry(), k.at("/rnr-retry/default").asInt());
-        assertEquals(c.serviceLevel(), k.at("/service-level/default").asInt());
-        assertEquals(c.trafficClass(), k.at("/traffic-class/default").asInt());
-        assertEquals(c.hopLimit(), k.at("/hop-limit/default").asInt());
+        return n;
+    }
+
+    /** Every key the schema declares under {@code props}, as dotted paths of leaves. */
+    static void leaves(JsonNode props, String prefix, List<String> out) {
+        props.fieldNames().forEachRemaining(name -> {
+            JsonNode n = props.get(name);
+            if (n.has("properties")) {
+                leaves(n.get("properties"), prefix + name + ".", out);
+            } else {
+                out.add(prefix + name);
+            }
+        });
+    }
+
+    @Test
+    void schemaIsDraft202012() throws Exception {
+        assertEquals("https://json-schema.org/draft/2020-12/schema", schemaTree().get("$schema").asText());
+    }
+
+    /** Each key of the table, with its type, range, spellings, default and description, is the schema's, and nothing more. */
+    @Test
+    void everyKeyOfTheTableIsTheSchemasAndNoOther() throws Exception {
+        JsonNode s = schemaTree();
+        check(s.at("/properties"), PolicyKeys.TOP, List.of("classes"));
+        check(s.at("/$defs/class/properties"), PolicyKeys.CLASS, List.of());
+        for (String section : PolicyKeys.sections()) {
+            JsonNode n = node(s.at("/$defs/class/properties"), section);
+            assertEquals("object", n.get("type").asText(), section);
+            assertFalse(n.get("additionalProperties").asBoolean(true), section + " refuses unknown keys");
+        }
+    }
+
+    static void check(JsonNode props, List<PolicyKey<?>> keys, List<String> structural) {
+        List<String> inSchema = new ArrayList<>();
+        leaves(props, "", inSchema);
+        List<String> inTable = new ArrayList<>(keys.stream().map(PolicyKey::path).toList());
+        inTable.addAll(structural);
+        assertEquals(inTable, inSchema, "the same keys in the same order");
+        for (PolicyKey<?> k : keys) {
+            JsonNode n = node(props, k.path());
+            String p = k.path();
+            switch (k.type()) {
+                case INT -> {
+                    if (k.spellings().isEmpty()) {
+                        if (k.min() == k.max()) {
+                            assertEquals(k.min(), n.get("const").asLong(), p);
+                        } else {
+                            assertEquals("integer", n.get("type").asText(), p);
+                            assertEquals(k.min(), n.get("minimum").asLong(), p);
+                            assertEquals(k.max(), n.get("maximum").asLong(), p);
+                        }
+                    } else {
+                        List<String> e = new ArrayList<>();
+                        n.get("enum").forEach(x -> e.add(x.asText()));
+                        assertEquals(k.spellings(), e, p);
+                        n.get("enum").forEach(x -> assertTrue(x.isInt(), p + " enumerates integers"));
+                    }
+                }
+                case BOOL -> assertEquals("boolean", n.get("type").asText(), p);
+                case ENUM -> {
+                    List<String> e = new ArrayList<>();
+                    n.get("enum").forEach(x -> e.add(x.asText()));
+                    assertEquals(k.spellings(), e, p);
+                }
+                case STRING, SHARING -> {
+                    assertEquals("string", n.get("type").asText(), p);
+                    assertEquals(k.max(), n.get("maxLength").asLong(), p);
+                }
+                case NAME -> {
+                    assertEquals("string", n.get("type").asText(), p);
+                    assertEquals("^" + PolicyLoader.CLASS_NAME.pattern() + "$", n.get("pattern").asText(), p);
+                }
+            }
+            Object d = k.schemaDefault();
+            if (d == null) {
+                assertFalse(n.has("default"), p + ": the default depends on other keys or the device, so the schema gives none");
+            } else {
+                assertEquals(String.valueOf(d), n.path("default").asText(null), p);
+            }
+            assertTrue(n.has("description"), p + " is described");
+            assertEquals(k.description(), n.get("description").asText(), p);
+        }
+    }
+
+    @Test
+    void defaultsAreTheTables() {
+        EndpointClass d = EndpointClass.defaults("x");
+        for (PolicyKey<?> k : PolicyKeys.CLASS) {
+            if (k.isSetting() && k.schemaDefault() != null) {
+                assertEquals(String.valueOf(k.schemaDefault()), k.spelledIn(d), k.path());
+            }
+        }
+        assertEquals(32, EndpointClass.DEFAULT_POSTLIST);
+        assertEquals(ConnectionOptions.DEFAULTS, d.connection());
     }
 }

@@ -3,7 +3,6 @@ package dev.scalep.threading;
 import dev.scalep.verbs.AddressHandle;
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
-import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.SendWorkRequests;
 
@@ -14,21 +13,30 @@ import dev.scalep.verbs.SendWorkRequests;
  * threads. Out of order (SRD) every request must be signaled and retires only itself; ids pass
  * through unchanged.
  */
-abstract class AbstractSendPath implements SendPath {
+abstract sealed class AbstractSendPath implements SendPath
+        permits ExclusivePoster, LockedPoster, CombiningPoster, ChainedPoster {
     protected final QueuePair qp;
     protected final int depth;
     protected final int maxBatch;
     /** Owner indexes whose retirements and refusals are counted ({@link WrIds#owner}). */
     protected final int owners;
     protected final SendCredits credits;
+    /** The native work requests the path writes requests into and posts from. */
     protected final SendWorkRequests list;
+    private final int maxSge;
     private final PostFailureHandler onFailure;
     private final boolean connectionless;
     private final long[] peerAh;
     private final int[] peerQpn;
     private final int[] peerQkey;
 
+    /** A path whose native list holds {@code maxBatch} (capped at the queue depth) records. */
     AbstractSendPath(QueuePair qp, int maxBatch, int owners, int peers, PostFailureHandler onFailure) {
+        this(qp, maxBatch, 0, owners, peers, onFailure);
+    }
+
+    /** As above with a list of {@code listCapacity} records when that is positive (a pool of WRs). */
+    AbstractSendPath(QueuePair qp, int maxBatch, int listCapacity, int owners, int peers, PostFailureHandler onFailure) {
         this.qp = qp;
         this.depth = qp.attributes().maxSendWr();
         if (maxBatch < 1) {
@@ -40,12 +48,13 @@ abstract class AbstractSendPath implements SendPath {
         }
         this.owners = owners;
         this.credits = new SendCredits(depth, owners, qp.pd().context().capabilities().inOrder());
-        this.list = new SendWorkRequests(this.maxBatch, 1);
+        this.maxSge = Math.max(1, Math.min(2, qp.attributes().maxSendSge()));
+        this.list = new SendWorkRequests(listCapacity > 0 ? listCapacity : this.maxBatch, maxSge);
         this.onFailure = onFailure == null ? (id, errno) -> { } : onFailure;
         this.connectionless = qp.type().connectionless();
-        this.peerAh = new long[Math.max(peers, 0)];
-        this.peerQpn = new int[Math.max(peers, 0)];
-        this.peerQkey = new int[Math.max(peers, 0)];
+        this.peerAh = new long[Math.max(peers, 1)];
+        this.peerQpn = new int[Math.max(peers, 1)];
+        this.peerQkey = new int[Math.max(peers, 1)];
     }
 
     @Override
@@ -61,6 +70,11 @@ abstract class AbstractSendPath implements SendPath {
     @Override
     public final int maxBatch() {
         return maxBatch;
+    }
+
+    @Override
+    public final int maxSge() {
+        return maxSge;
     }
 
     @Override
@@ -95,33 +109,48 @@ abstract class AbstractSendPath implements SendPath {
         peerQkey[index] = remoteQkey;
     }
 
-    /** Append one request to {@link #list}; the caller holds the right to post and has checked room. */
-    protected final void append(long wrId, int opcode, int flags, long localAddr, int length, int lkey,
-                                long remoteAddr, int rkey, int imm, int peer) {
-        long id = credits.sequence(wrId);
-        Opcode op = Opcode.of(opcode);
-        int i = list.add(id, op, flags);
-        if (length > 0) {
-            list.sge(i, localAddr, length, lkey);
-        }
-        if (op.isRdma()) {
-            list.rdma(i, remoteAddr, rkey);
-            if (connectionless) {
-                list.srdDestination(i, peerAh[peer], peerQpn[peer], peerQkey[peer]);
-            }
-        } else if (connectionless) {
-            list.ud(i, peerAh[peer], peerQpn[peer], peerQkey[peer]);
-        }
-        if (op.hasImmediate()) {
-            list.imm(i, imm);
-        }
+    /** Append request {@code i} of {@code b} to {@link #list}; the caller holds the right to post and has checked room. */
+    protected final void append(SendBatch b, int i) {
+        int rec = list.add(credits.sequence(b.wrId[i]), b.op[i], b.flags[i]);
+        describe(rec, b, i);
     }
 
     /**
-     * Post {@link #list} with one doorbell. On failure the requests from {@code badIndex} on are
-     * un-sequenced, their credits returned and each reported to the failure handler. Returns the
-     * provider's result.
+     * Write request {@code i} of {@code b} into record {@code rec} of {@link #list} as a reused
+     * record of a pool: every per-request field is written, nothing else of the record.
      */
+    protected final void rewrite(int rec, SendBatch b, int i) {
+        list.wrId(rec, credits.sequence(b.wrId[i])).opcode(rec, b.op[i]).flags(rec, b.flags[i]);
+        describe(rec, b, i);
+    }
+
+    private void describe(int rec, SendBatch b, int i) {
+        SendWorkRequests w = list;
+        Opcode op = b.op[i];
+        int sges = (b.headerLength[i] > 0 ? 1 : 0) + (b.length[i] > 0 ? 1 : 0);
+        w.numSge(rec, sges);
+        int j = 0;
+        if (b.headerLength[i] > 0) {
+            w.sgeAt(rec, j++, b.headerAddr[i], b.headerLength[i], b.lkey[i]);
+        }
+        if (b.length[i] > 0) {
+            w.sgeAt(rec, j, b.localAddr[i], b.length[i], b.lkey[i]);
+        }
+        int peer = b.peer[i];
+        if (op.isRdma()) {
+            w.rdma(rec, b.remoteAddr[i], b.rkey[i]);
+            if (connectionless) {
+                w.srdDestination(rec, peerAh[peer], peerQpn[peer], peerQkey[peer]);
+            }
+        } else if (connectionless) {
+            w.ud(rec, peerAh[peer], peerQpn[peer], peerQkey[peer]);
+        }
+        if (op.hasImmediate()) {
+            w.imm(rec, b.imm[i]);
+        }
+    }
+
+    /** Post {@link #list} with one doorbell and clear it; returns the provider's result ({@link #settle}). */
     protected final int postList() {
         int n = list.count();
         if (n == 0) {
@@ -129,22 +158,31 @@ abstract class AbstractSendPath implements SendPath {
         }
         int rc = qp.postSend(list);
         if (rc != 0) {
-            int bad = list.badIndex();
-            if (bad < 0 || bad > n) {
-                bad = 0;
-            }
-            SendCredits c = credits;
-            long firstSeq = c.nextSequence() - n;
-            for (int i = bad; i < n; i++) {
-                long id = c.rewrite() ? c.userId(firstSeq + i) : list.wrId(i);
-                c.reject(id, rc);
-                onFailure.rejected(id, rc);
-            }
-            c.unsequence(n - bad);
-            c.give(n - bad);
+            settle(rc, 0, n);
         }
         list.clear();
         return rc;
+    }
+
+    /**
+     * After the provider refused a post of records {@code [from, from + n)} with {@code rc}: the
+     * requests from its bad one on are un-sequenced, their credits returned, and each is counted to
+     * its owner and reported to the failure handler.
+     */
+    protected final void settle(int rc, int from, int n) {
+        int bad = list.badIndex() - from;
+        if (bad < 0 || bad > n) {
+            bad = 0;
+        }
+        SendCredits c = credits;
+        long firstSeq = c.nextSequence() - n;
+        for (int i = bad; i < n; i++) {
+            long id = c.rewrite() ? c.userId(firstSeq + i) : list.wrId(from + i);
+            c.reject(id, rc);
+            onFailure.rejected(id, rc);
+        }
+        c.unsequence(n - bad);
+        c.give(n - bad);
     }
 
     @Override
@@ -158,9 +196,9 @@ abstract class AbstractSendPath implements SendPath {
     }
 
     /**
-     * Admission, the same on every path: EINVAL for a batch above {@link #maxBatch}, 0 for an empty
-     * one, back-pressure ({@link #noCredits()}) without a credit per request; then
-     * {@link #postAdmitted} with the credits held.
+     * Admission, the same on every path: EINVAL for a batch above {@link #maxBatch} or with a header
+     * the path's records have no room for, 0 for an empty one, back-pressure ({@link #noCredits()})
+     * without a credit per request; then {@link #postAdmitted} with the credits held.
      */
     @Override
     public final int post(SendBatch b) {
@@ -171,55 +209,41 @@ abstract class AbstractSendPath implements SendPath {
         if (n == 0) {
             return 0;
         }
+        if (maxSge < 2 && hasHeader(b, n)) {
+            return Errno.EINVAL;
+        }
         if (!credits.tryTake(n)) {
             return noCredits();
         }
-        return postAdmitted(b, n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        return postAdmitted(b, n);
     }
 
-    @Override
-    public final int post(long wrId, Opcode op, int flags, long localAddr, int length, int lkey,
-                          long remoteAddr, int rkey, int imm, int peer) {
-        if (!credits.tryTake(1)) {
-            return noCredits();
+    private static boolean hasHeader(SendBatch b, int n) {
+        for (int i = 0; i < n; i++) {
+            if (b.headerLength[i] > 0) {
+                return true;
+            }
         }
-        return postAdmitted(null, 1, wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+        return false;
     }
 
-    /**
-     * Post {@code n} admitted requests (their credits are held): those of {@code b}, or when
-     * {@code b} is null the one given in the remaining arguments. Same result as {@link #post}.
-     */
-    protected abstract int postAdmitted(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr,
-                                        int length, int lkey, long remoteAddr, int rkey, int imm, int peer);
+    /** Post the {@code n} admitted requests of {@code b} (their credits are held). Same result as {@link #post}. */
+    protected abstract int postAdmitted(SendBatch b, int n);
 
     /** What a post without credits returns ({@link #EAGAIN}); a path may first help the holder. */
     protected int noCredits() {
         return EAGAIN;
     }
 
-    /**
-     * Append admitted requests to {@link #list} (as {@link #postAdmitted} receives them). Holder of the
-     * right to post only.
-     */
-    protected final void appendOwn(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length,
-                                   int lkey, long remoteAddr, int rkey, int imm, int peer) {
-        if (b == null) {
-            append(wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
-            return;
-        }
+    /** Append the {@code n} admitted requests of {@code b} to {@link #list}. Holder of the right to post only. */
+    protected final void appendAll(SendBatch b, int n) {
         for (int i = 0; i < n; i++) {
-            append(b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i],
-                    b.remoteAddr[i], b.rkey[i], b.imm[i], b.peer[i]);
+            append(b, i);
         }
     }
 
     @Override
     public void close() {
         list.close();
-    }
-
-    static boolean isRc(QueuePair qp) {
-        return qp.type() == QpType.RC;
     }
 }

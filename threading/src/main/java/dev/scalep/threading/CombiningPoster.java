@@ -68,9 +68,8 @@ public final class CombiningPoster extends AbstractSendPath {
     }
 
     @Override
-    protected int postAdmitted(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length,
-                               int lkey, long remoteAddr, int rkey, int imm, int peer) {
-        int mine = WrIds.owner(b != null ? b.wrId[0] : wrId);
+    protected int postAdmitted(SendBatch b, int n) {
+        int mine = WrIds.owner(b.wrId[0]);
         long refusedBefore = mine < owners ? credits.rejected(mine) : 0;
         if (combining.compareAndSet(0, 1)) {
             // Uncontended (or the holder just left): post directly, behind whatever was queued.
@@ -78,11 +77,11 @@ public final class CombiningPoster extends AbstractSendPath {
                 drainRc = 0;
                 drain(drainLimit, n);
                 if (queue.isEmpty()) {
-                    appendOwn(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+                    appendAll(b, n);
                 } else {
                     // A record ahead is still being offered (perhaps one of ours): queue behind it,
                     // so each thread's requests keep their order.
-                    enqueue(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+                    enqueue(b, n);
                     drain(drainLimit, 0);
                 }
                 doorbell();
@@ -90,7 +89,7 @@ public final class CombiningPoster extends AbstractSendPath {
                 release();
             }
         } else {
-            enqueue(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+            enqueue(b, n);
             // Publish before the flag is read again: the Dekker pairing with a combiner that releases
             // the flag and then re-reads the queue (see combine()).
             VarHandle.fullFence();
@@ -105,19 +104,11 @@ public final class CombiningPoster extends AbstractSendPath {
     }
 
     /** Copy the requests into pooled records and queue them, in order (the caller holds n credits). */
-    private void enqueue(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length, int lkey,
-                         long remoteAddr, int rkey, int imm, int peer) {
-        if (b == null) {
-            SendBatch r = record();
-            r.put(wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
-            offer(r);
-            return;
-        }
+    private void enqueue(SendBatch b, int n) {
         for (int i = 0; i < n; ) {
             SendBatch r = record();
             for (int k = r.capacity(); k > 0 && i < n; k--, i++) {
-                r.put(b.wrId[i], b.opcode[i], b.flags[i], b.localAddr[i], b.length[i], b.lkey[i], b.remoteAddr[i],
-                        b.rkey[i], b.imm[i], b.peer[i]);
+                r.copy(b, i);
             }
             offer(r);
         }
@@ -157,8 +148,7 @@ public final class CombiningPoster extends AbstractSendPath {
             if (list.count() == maxBatch) {
                 drainRc = firstError(drainRc, doorbell());
             }
-            append(r.wrId[i], r.opcode[i], r.flags[i], r.localAddr[i], r.length[i], r.lkey[i], r.remoteAddr[i],
-                    r.rkey[i], r.imm[i], r.peer[i]);
+            append(r, i);
         }
         r.clear();
         pool.offer(r); // single producer: the combiner role is handed over by CAS

@@ -15,8 +15,11 @@ import org.jctools.util.PaddedAtomicLong;
  * CQ and routes each completion by QP number: to the QP's fixed owner, or, for a QP several owners
  * share, to the owner named in the id ({@link WrIds#owner}). Send completions of a QP registered
  * with a {@link SendPath} are first retired through it, which returns their credits (unsignaled
- * requests included) and restores the staged id. Every completion reaches exactly one owner ring,
- * once; nothing is dropped. A completion whose owner's ring is full is held for that owner (in its
+ * requests included) and restores the staged id. Every completion of a routed QP reaches exactly one
+ * owner ring, once. The only completions not delivered are those no owner can take, a wiring error:
+ * a QP with no route, or an id naming an owner beyond the router's rings; they are counted in
+ * {@link #unrouted()} (a send among them is still retired, so its credits return), and tests assert
+ * that count is zero. A completion whose owner's ring is full is held for that owner (in its
  * order) and routing goes on for everyone else, so one owner that stops polling does not stop the
  * others; the held records are a pool of one ring's capacity shared by all owners, and only when
  * it is exhausted does routing wait for the slow owners (size owner rings for the signaled send and
@@ -57,7 +60,7 @@ public final class CompletionRouter implements AutoCloseable {
 
     /** A completion routed to an owner whose ring was full, with what its delivery must retire. */
     private static final class Held {
-        final Completion c = new Completion();
+        final RoutedCompletion c = new RoutedCompletion();
         /** The send path it retires through once delivered (null for receives), and its provider id. */
         SendPath path;
         long providerWrId;
@@ -187,9 +190,9 @@ public final class CompletionRouter implements AutoCloseable {
             }
             int status = batch.status(i);
             int opcode = status == 0 ? batch.opcode(i) : (recv ? WcOpcode.RECV : -1);
-            int flags = (recv ? Completion.RECV : 0) | (status == 0 && batch.hasImm(i) ? Completion.WITH_IMM : 0);
+            int flags = (recv ? RoutedCompletion.RECV : 0) | (status == 0 && batch.hasImm(i) ? RoutedCompletion.WITH_IMM : 0);
             int len = status == 0 ? batch.byteLen(i) : 0;
-            int imm = (flags & Completion.WITH_IMM) != 0 ? batch.imm(i) : 0;
+            int imm = (flags & RoutedCompletion.WITH_IMM) != 0 ? batch.imm(i) : 0;
             long user = WrIds.user(wrId);
             SpscArrayQueue<Held> waiting = backlog[owner];
             boolean behind = !waiting.isEmpty(); // keep the owner's order
@@ -225,7 +228,7 @@ public final class CompletionRouter implements AutoCloseable {
             SpscArrayQueue<Held> waiting = backlog[o];
             Held h;
             while ((h = waiting.relaxedPeek()) != null) {
-                Completion c = h.c;
+                RoutedCompletion c = h.c;
                 if (!rings[o].offer(c.wrId, c.status, c.opcode, c.byteLen, c.imm, c.qpNum, c.flags)) {
                     break;
                 }
@@ -248,12 +251,12 @@ public final class CompletionRouter implements AutoCloseable {
     }
 
     /** Owner {@code owner}'s thread: take its next completion into {@code out}; false when none. */
-    public boolean poll(int owner, Completion out) {
+    public boolean poll(int owner, RoutedCompletion out) {
         return rings[owner].poll(out);
     }
 
     /** Owner's thread: its next completion, polling the CQ on its behalf when its ring is empty. */
-    public boolean pollOrProgress(int owner, Completion out) {
+    public boolean pollOrProgress(int owner, RoutedCompletion out) {
         SpscCompletionRing ring = rings[owner];
         if (ring.poll(out)) {
             return true;
@@ -272,7 +275,7 @@ public final class CompletionRouter implements AutoCloseable {
         return routed.get();
     }
 
-    /** Completions of QPs with no route (dropped and counted; a wiring error). */
+    /** Completions no owner could take (a QP with no route, or an owner beyond the rings): dropped and counted, a wiring error. */
     public long unrouted() {
         return unrouted.get();
     }

@@ -14,9 +14,8 @@ public final class ExclusivePoster extends AbstractSendPath {
     }
 
     @Override
-    protected int postAdmitted(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length,
-                               int lkey, long remoteAddr, int rkey, int imm, int peer) {
-        appendOwn(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+    protected int postAdmitted(SendBatch b, int n) {
+        appendAll(b, n);
         return postList();
     }
 }

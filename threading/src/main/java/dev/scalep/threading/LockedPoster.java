@@ -15,11 +15,10 @@ public final class LockedPoster extends AbstractSendPath {
     }
 
     @Override
-    protected int postAdmitted(SendBatch b, int n, long wrId, int opcode, int flags, long localAddr, int length,
-                               int lkey, long remoteAddr, int rkey, int imm, int peer) {
+    protected int postAdmitted(SendBatch b, int n) {
         lock.lock();
         try {
-            appendOwn(b, n, wrId, opcode, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+            appendAll(b, n);
             return postList();
         } finally {
             lock.unlock();

@@ -3,17 +3,24 @@ package dev.scalep.threading;
 import dev.scalep.verbs.Opcode;
 
 /**
- * A thread's staged send work requests in primitive arrays (no object per request), handed to a
- * {@link SendPath} as one postlist. At most one SGE per request. Not thread-safe: owned by the
- * thread that fills it; reusable after {@link #clear()}.
+ * The send request carrier: a thread's staged send work requests in primitive arrays (no object per
+ * request), from the endpoint down to a {@link SendPath}, which writes them into native work
+ * requests. A request is staged with {@link #add(long, Opcode, int)}, which returns its index, and
+ * described with the setters that apply to it ({@link #local}, {@link #header}, {@link #remote},
+ * {@link #imm}, {@link #peer}); fields not set are zero (no SGE, no immediate, peer 0). At most
+ * two SGEs per request: an optional header and the payload, sent back to back.
+ *
+ * <p>Not thread-safe: owned by the thread that fills it; reusable after {@link #clear()}.
  */
 public final class SendBatch {
     final long[] wrId;
-    final int[] opcode;
+    final Opcode[] op;
     final int[] flags;
     final long[] localAddr;
     final int[] length;
     final int[] lkey;
+    final long[] headerAddr;
+    final int[] headerLength;
     final long[] remoteAddr;
     final int[] rkey;
     final int[] imm;
@@ -27,11 +34,13 @@ public final class SendBatch {
         }
         this.capacity = capacity;
         wrId = new long[capacity];
-        opcode = new int[capacity];
+        op = new Opcode[capacity];
         flags = new int[capacity];
         localAddr = new long[capacity];
         length = new int[capacity];
         lkey = new int[capacity];
+        headerAddr = new long[capacity];
+        headerLength = new int[capacity];
         remoteAddr = new long[capacity];
         rkey = new int[capacity];
         imm = new int[capacity];
@@ -55,39 +64,92 @@ public final class SendBatch {
     }
 
     /**
-     * Stage one work request; returns its index or -1 when the batch is full. {@code length} 0
-     * means no SGE. {@code peer} indexes the send path's address-handle table (connectionless QPs;
-     * ignored on RC). {@code flags} are {@link dev.scalep.verbs.SendFlags} bits.
+     * Stage one work request and return its index, or -1 when the batch is full. {@code flags} are
+     * {@link dev.scalep.verbs.SendFlags} bits. Every other field starts at zero.
      */
-    public int add(long wrId, Opcode op, int flags, long localAddr, int length, int lkey,
-                   long remoteAddr, int rkey, int imm, int peer) {
+    public int add(long wrId, Opcode op, int flags) {
         int i = count;
         if (i == capacity) {
             return -1;
         }
-        put(wrId, op.code, flags, localAddr, length, lkey, remoteAddr, rkey, imm, peer);
+        this.wrId[i] = wrId;
+        this.op[i] = op;
+        this.flags[i] = flags;
+        localAddr[i] = 0;
+        length[i] = 0;
+        lkey[i] = 0;
+        headerAddr[i] = 0;
+        headerLength[i] = 0;
+        remoteAddr[i] = 0;
+        rkey[i] = 0;
+        imm[i] = 0;
+        peer[i] = 0;
+        count = i + 1;
         return i;
     }
 
-    /** {@link #add} with the opcode as its code; the caller has checked there is room. */
-    void put(long wrId, int opcode, int flags, long localAddr, int length, int lkey, long remoteAddr, int rkey, int imm,
-             int peer) {
-        int i = count;
-        this.wrId[i] = wrId;
-        this.opcode[i] = opcode;
-        this.flags[i] = flags;
-        this.localAddr[i] = localAddr;
+    /** The payload of request {@code i}: {@code length} bytes at {@code addr} of memory with {@code lkey}. */
+    public SendBatch local(int i, long addr, int length, int lkey) {
+        localAddr[i] = addr;
         this.length[i] = length;
         this.lkey[i] = lkey;
-        this.remoteAddr[i] = remoteAddr;
+        return this;
+    }
+
+    /**
+     * A header sent before the payload of request {@code i}, in the same memory (its {@code lkey}):
+     * one work request with two SGEs. Only paths whose work requests hold two SGEs take it
+     * ({@link SendPath#maxSge()}).
+     */
+    public SendBatch header(int i, long addr, int length) {
+        headerAddr[i] = addr;
+        headerLength[i] = length;
+        return this;
+    }
+
+    /** The remote address and rkey of an RDMA request {@code i}. */
+    public SendBatch remote(int i, long addr, int rkey) {
+        remoteAddr[i] = addr;
         this.rkey[i] = rkey;
+        return this;
+    }
+
+    /** The immediate data of request {@code i} (opcodes that carry one). */
+    public SendBatch imm(int i, int imm) {
         this.imm[i] = imm;
+        return this;
+    }
+
+    /** The index into the send path's address-handle table (connectionless QPs; ignored on RC). */
+    public SendBatch peer(int i, int peer) {
         this.peer[i] = peer;
-        count = i + 1;
+        return this;
+    }
+
+    /** Copy request {@code i} of {@code from} to the end of this batch (the caller checked room). */
+    void copy(SendBatch from, int i) {
+        int k = count;
+        wrId[k] = from.wrId[i];
+        op[k] = from.op[i];
+        flags[k] = from.flags[i];
+        localAddr[k] = from.localAddr[i];
+        length[k] = from.length[i];
+        lkey[k] = from.lkey[i];
+        headerAddr[k] = from.headerAddr[i];
+        headerLength[k] = from.headerLength[i];
+        remoteAddr[k] = from.remoteAddr[i];
+        rkey[k] = from.rkey[i];
+        imm[k] = from.imm[i];
+        peer[k] = from.peer[i];
+        count = k + 1;
     }
 
     public long wrId(int i) {
         return wrId[i];
+    }
+
+    public Opcode op(int i) {
+        return op[i];
     }
 
     public int flags(int i) {
@@ -99,7 +161,11 @@ public final class SendBatch {
         flags[i] = f;
     }
 
-    public int opcode(int i) {
-        return opcode[i];
+    public int length(int i) {
+        return length[i];
+    }
+
+    public int headerLength(int i) {
+        return headerLength[i];
     }
 }

@@ -1,7 +1,6 @@
 package dev.scalep.threading;
 
 import dev.scalep.verbs.AddressHandle;
-import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
 
 /**
@@ -10,12 +9,13 @@ import dev.scalep.verbs.QueuePair;
  * On an in-order device a signaled completion also retires every unsignaled request posted before
  * it on the same queue, and those are counted to their owners ({@link #retired(int)}).
  *
- * <p>Who may call {@link #post} concurrently is in the implementation's name:
- * {@link ExclusivePoster} (one thread), {@link LockedPoster} and {@link CombiningPoster} (any).
+ * <p>Requests travel in a {@link SendBatch}, one or many. Who may call {@link #post} concurrently is
+ * in the implementation's name: {@link ExclusivePoster} and {@link ChainedPoster} (one thread),
+ * {@link LockedPoster} and {@link CombiningPoster} (any).
  * {@link #retire} is called by one thread at a time: whoever holds the poll role of the CQ the
  * queue completes on. The data-path methods never allocate.
  */
-public interface SendPath extends AutoCloseable {
+public sealed interface SendPath extends AutoCloseable permits AbstractSendPath {
     /** Back-pressure: nothing was taken, the send queue (or the ring in front of it) is full. */
     int EAGAIN = dev.scalep.verbs.Errno.EAGAIN;
 
@@ -26,6 +26,9 @@ public interface SendPath extends AutoCloseable {
 
     /** The most requests one {@link #post(SendBatch)} may carry. */
     int maxBatch();
+
+    /** SGEs a request may use (2: a {@link SendBatch#header header} and a payload; 1: no header). */
+    int maxSge();
 
     /** Credits free right now (a snapshot). */
     long freeSlots();
@@ -40,10 +43,6 @@ public interface SendPath extends AutoCloseable {
      * returned. The batch may be reused on return.
      */
     int post(SendBatch batch);
-
-    /** One request; same contract as {@link #post(SendBatch)}. */
-    int post(long wrId, Opcode op, int flags, long localAddr, int length, int lkey,
-             long remoteAddr, int rkey, int imm, int peer);
 
     /**
      * Post requests other threads handed to this path that nobody has posted yet (a combining path

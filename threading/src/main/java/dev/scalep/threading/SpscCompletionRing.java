@@ -15,8 +15,8 @@ import org.jctools.util.Pow2;
  * with a happens-before edge (the router's poll-role CAS does this for the producer).
  */
 public final class SpscCompletionRing {
-    private final SpscArrayQueue<Completion> ready;
-    private final SpscArrayQueue<Completion> free;
+    private final SpscArrayQueue<RoutedCompletion> ready;
+    private final SpscArrayQueue<RoutedCompletion> free;
     private final int capacity;
 
     public SpscCompletionRing(int minCapacity) {
@@ -24,7 +24,7 @@ public final class SpscCompletionRing {
         this.ready = new SpscArrayQueue<>(capacity);
         this.free = new SpscArrayQueue<>(capacity);
         for (int i = 0; i < capacity; i++) {
-            free.offer(new Completion());
+            free.offer(new RoutedCompletion());
         }
     }
 
@@ -34,7 +34,7 @@ public final class SpscCompletionRing {
 
     /** Producer: append one record; false when all {@link #capacity()} records are queued. */
     public boolean offer(long wrId, int status, int opcode, int byteLen, int imm, int qpNum, int flags) {
-        Completion c = free.relaxedPoll();
+        RoutedCompletion c = free.relaxedPoll();
         if (c == null) {
             return false;
         }
@@ -44,8 +44,8 @@ public final class SpscCompletionRing {
     }
 
     /** Consumer: take the oldest record into {@code out}; false when empty. */
-    public boolean poll(Completion out) {
-        Completion c = ready.relaxedPoll();
+    public boolean poll(RoutedCompletion out) {
+        RoutedCompletion c = ready.relaxedPoll();
         if (c == null) {
             return false;
         }
@@ -58,9 +58,9 @@ public final class SpscCompletionRing {
      * Consumer: hand up to {@code limit} records to {@code sink} in order ({@link MessagePassingQueue#drain});
      * a record is valid only during the call. Returns how many were handed over.
      */
-    public int drain(MessagePassingQueue.Consumer<Completion> sink, int limit) {
+    public int drain(MessagePassingQueue.Consumer<RoutedCompletion> sink, int limit) {
         int n = 0;
-        Completion c;
+        RoutedCompletion c;
         while (n < limit && (c = ready.relaxedPoll()) != null) {
             sink.accept(c);
             free.offer(c);

@@ -1,7 +1,6 @@
 package dev.scalep.threading;
 
 import dev.scalep.verbs.Errno;
-import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.SendFlags;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -44,9 +43,9 @@ class CombinedRejectionTest {
             };
             AtomicInteger aRc = new AtomicInteger(-1);
             Thread a = Thread.ofPlatform().start(() ->
-                    aRc.set(p.post(WrIds.send(0, 1), Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 8, 1, 0, 1, 0, 0)));
+                    aRc.set(p.post(Requests.write(WrIds.send(0, 1), SendFlags.SIGNALED, 0, 8, 1, 0, 1))));
             assertTrue(aInside.await(10, TimeUnit.SECONDS), "A is the combiner, inside postSend");
-            int bRc = p.post(WrIds.send(1, 7), Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 8, 1, 0, 1, 0, 0);
+            int bRc = p.post(Requests.write(WrIds.send(1, 7), SendFlags.SIGNALED, 0, 8, 1, 0, 1));
             assertEquals(0, bRc, "B's request was accepted (queued for the combiner)");
             bQueued.countDown();
             a.join(10_000);

@@ -1,6 +1,5 @@
 package dev.scalep.threading;
 
-import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.SendFlags;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -63,14 +62,14 @@ class CombinerHandOffTest {
                                 b.clear();
                                 int n = 1 + rnd.nextInt(4);
                                 for (int i = 0; i < n; i++) {
-                                    b.add(WrIds.send(owner, next + i), Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 0, 0, 0, 0, 0, 0);
+                                    Requests.write(b, WrIds.send(owner, next + i), SendFlags.SIGNALED, 0, 0, 0, 0, 0);
                                 }
                                 rc = p.post(b);
                                 if (rc == 0) {
                                     next += n;
                                 }
                             } else {
-                                rc = p.post(WrIds.send(owner, next), Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 0, 0, 0, 0, 0, 0);
+                                rc = p.post(Requests.write(WrIds.send(owner, next), SendFlags.SIGNALED, 0, 0, 0, 0, 0));
                                 if (rc == 0) {
                                     next++;
                                 }

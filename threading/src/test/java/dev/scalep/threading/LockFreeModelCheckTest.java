@@ -1,6 +1,5 @@
 package dev.scalep.threading;
 
-import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.SendFlags;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -50,7 +49,7 @@ class LockFreeModelCheckTest {
 
         @Operation
         public int postOne() {
-            int rc = poster.post(WrIds.send(0, 1), Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 8, 1, 0, 1, 0, 0);
+            int rc = poster.post(Requests.write(WrIds.send(0, 1), SendFlags.SIGNALED, 0, 8, 1, 0, 1));
             if (rc == 0) {
                 accepted.addAndGet(1);
             }
@@ -60,8 +59,8 @@ class LockFreeModelCheckTest {
         @Operation
         public int postTwo() {
             SendBatch b = new SendBatch(2);
-            b.add(WrIds.send(0, 2), Opcode.RDMA_WRITE, 0, 0, 8, 1, 0, 1, 0, 0);
-            b.add(WrIds.send(0, 3), Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 8, 1, 0, 1, 0, 0);
+            Requests.write(b, WrIds.send(0, 2), 0, 0, 8, 1, 0, 1);
+            Requests.write(b, WrIds.send(0, 3), SendFlags.SIGNALED, 0, 8, 1, 0, 1);
             int rc = poster.post(b);
             if (rc == 0) {
                 accepted.addAndGet(2);
@@ -87,13 +86,13 @@ class LockFreeModelCheckTest {
     /** Lincheck's test object: a ring of 2 records, one producer and one consumer thread. */
     public static class CompletionRing {
         private final SpscCompletionRing ring = new SpscCompletionRing(2);
-        private final Completion out = new Completion();
+        private final RoutedCompletion out = new RoutedCompletion();
         private long next;
 
         @Operation(nonParallelGroup = "producer")
         public boolean offer() {
             long id = ++next;
-            return ring.offer(id, (int) id, 2, (int) (id * 3), (int) -id, 7, Completion.RECV);
+            return ring.offer(id, (int) id, 2, (int) (id * 3), (int) -id, 7, RoutedCompletion.RECV);
         }
 
         /** The polled record as one value ({@code -1} when empty), every field checked against its id. */

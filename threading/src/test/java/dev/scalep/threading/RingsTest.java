@@ -18,11 +18,11 @@ class RingsTest {
         assertEquals(4, ring.capacity());
         for (int round = 0; round < 3; round++) {
             for (int i = 0; i < 4; i++) {
-                assertTrue(ring.offer(i, i + 1, 2, 8 + i, -5 - i, 42, Completion.RECV), "record " + i);
+                assertTrue(ring.offer(i, i + 1, 2, 8 + i, -5 - i, 42, RoutedCompletion.RECV), "record " + i);
             }
             assertFalse(ring.offer(9, 0, 0, 0, 0, 0, 0), "full at capacity");
             assertEquals(4, ring.size());
-            Completion c = new Completion();
+            RoutedCompletion c = new RoutedCompletion();
             for (int i = 0; i < 4; i++) {
                 assertTrue(ring.poll(c));
                 assertEquals(i, c.wrId());
@@ -45,7 +45,7 @@ class RingsTest {
         long n = 3_000_000;
         AtomicReference<Throwable> err = new AtomicReference<>();
         Thread consumer = Thread.ofPlatform().start(() -> {
-            Completion c = new Completion();
+            RoutedCompletion c = new RoutedCompletion();
             long expect = 0;
             long deadline = System.nanoTime() + 15_000_000_000L;
             while (expect < n) {

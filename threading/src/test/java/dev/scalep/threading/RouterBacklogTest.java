@@ -1,6 +1,5 @@
 package dev.scalep.threading;
 
-import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.SendFlags;
 import org.junit.jupiter.api.Test;
 
@@ -28,15 +27,15 @@ class RouterBacklogTest {
             router.route(fastQp.qpNum, 1, fast);
             int slowCount = 7; // ring of 4 (and 4 spare records): three must be held for owner 0
             for (int i = 0; i < slowCount; i++) {
-                assertEquals(0, slow.post(WrIds.send(0, i), Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 8, 1, 0, 1, 0, 0));
+                assertEquals(0, slow.post(Requests.write(WrIds.send(0, i), SendFlags.SIGNALED, 0, 8, 1, 0, 1)));
             }
             for (int i = 0; i < 3; i++) {
-                assertEquals(0, fast.post(WrIds.send(1, 100 + i), Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 8, 1, 0, 1, 0, 0));
+                assertEquals(0, fast.post(Requests.write(WrIds.send(1, 100 + i), SendFlags.SIGNALED, 0, 8, 1, 0, 1)));
             }
             for (int k = 0; k < 10; k++) { // bounded work: each call routes at most one CQ batch of 4
                 router.progress();
             }
-            Completion c = new Completion();
+            RoutedCompletion c = new RoutedCompletion();
             for (int i = 0; i < 3; i++) {
                 assertTrue(router.poll(1, c), "owner 1 gets completion " + i + " although owner 0's ring is full");
                 assertEquals(100 + i, c.wrId());

@@ -1,6 +1,5 @@
 package dev.scalep.threading;
 
-import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.SendFlags;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -60,7 +59,7 @@ class SharedQpStressTest {
                 ts.add(Thread.ofPlatform().name("poster-" + t).start(() -> {
                     try {
                         start.await();
-                        Completion c = new Completion();
+                        RoutedCompletion c = new RoutedCompletion();
                         SendBatch sb = new SendBatch(batch);
                         long[] nextExpected = {signalEvery - 1 < perThread - 1 ? signalEvery - 1 : perThread - 1};
                         long got = 0;
@@ -70,7 +69,7 @@ class SharedQpStressTest {
                             for (int k = 0; k < n; k++) {
                                 int seq = i + k;
                                 int flags = ((seq + 1) % signalEvery == 0 || seq == perThread - 1) ? SendFlags.SIGNALED : 0;
-                                sb.add(WrIds.send(owner, seq), Opcode.RDMA_WRITE, flags, 0x1000L + owner * 64L, 8, 1, 0x9000, 2, 0, 0);
+                                Requests.write(sb, WrIds.send(owner, seq), flags, 0x1000L + owner * 64L, 8, 1, 0x9000, 2);
                             }
                             int rc;
                             while ((rc = p.post(sb)) == SendPath.EAGAIN) {
@@ -131,7 +130,7 @@ class SharedQpStressTest {
         }
     }
 
-    private static long drain(CompletionRouter router, int owner, Completion c, long[] nextExpected,
+    private static long drain(CompletionRouter router, int owner, RoutedCompletion c, long[] nextExpected,
                               int signalEvery, int perThread) {
         long n = 0;
         router.progress();
@@ -173,13 +172,13 @@ class SharedQpStressTest {
                 int owner = t;
                 ts[t] = Thread.ofPlatform().start(() -> {
                     try {
-                        Completion c = new Completion();
+                        RoutedCompletion c = new RoutedCompletion();
                         long expect = 7;
                         long got = 0;
                         SendPath p = paths[owner];
                         for (int i = 0; i < perThread; i++) {
                             int flags = (i % 8 == 7) ? SendFlags.SIGNALED : 0;
-                            while (p.post(WrIds.send(owner, i), Opcode.RDMA_WRITE, flags, 0, 8, 1, 0, 2, 0, 0) == SendPath.EAGAIN) {
+                            while (p.post(Requests.write(WrIds.send(owner, i), flags, 0, 8, 1, 0, 2)) == SendPath.EAGAIN) {
                                 router.progress();
                                 while (router.poll(owner, c)) {
                                     assertEquals(expect, c.wrId());

@@ -7,7 +7,6 @@ import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.CqOptions;
 import dev.scalep.verbs.Devices;
 import dev.scalep.verbs.MemoryRegion;
-import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.ProtectionDomain;
 import dev.scalep.verbs.QpInitAttr;
 import dev.scalep.verbs.QpType;
@@ -109,7 +108,7 @@ class SimSharedQpStressTest {
     static long run(SendPath p, CompletionRouter router, int owner, Rig rig, long n, int batch, int signalEvery,
                     long deadline) {
         SendBatch b = new SendBatch(batch);
-        Completion c = new Completion();
+        RoutedCompletion c = new RoutedCompletion();
         long nextExpected = signalEvery - 1;
         long delivered = 0;
         long k = 0;
@@ -124,7 +123,7 @@ class SimSharedQpStressTest {
                 b.clear();
                 for (long j = k; j < n && !b.isFull(); j++) {
                     int f = (j % signalEvery == signalEvery - 1) ? SendFlags.SIGNALED : 0;
-                    b.add(WrIds.send(owner, j), Opcode.RDMA_WRITE, f, local, 8, rig.mrA.lkey(), remote, rig.mrB.rkey(), 0, 0);
+                    Requests.write(b, WrIds.send(owner, j), f, local, 8, rig.mrA.lkey(), remote, rig.mrB.rkey());
                 }
                 int rc = p.post(b);
                 if (rc == 0) {

@@ -14,6 +14,12 @@ import java.util.Objects;
  * {@code badIndex()} naming the first WR not posted; the WRs before it are posted.
  */
 public interface QueuePair extends AutoCloseable {
+    /**
+     * The Q_Key of every UD and SRD QP scalep creates (set at INIT); a UD or SRD work request
+     * addressed to another scalep QP carries it ({@link SendWorkRequests#ud}, {@link SendWorkRequests#srdRdma}).
+     */
+    int QKEY = 0x11111111;
+
     ProtectionDomain pd();
 
     QpType type();

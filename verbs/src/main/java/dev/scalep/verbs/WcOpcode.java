@@ -8,8 +8,14 @@ public final class WcOpcode {
     public static final int SEND = 0;
     public static final int RDMA_WRITE = 1;
     public static final int RDMA_READ = 2;
+    /** Receive completions: this value, and the bit every receive opcode has set ({@link #isReceive}). */
     public static final int RECV = 128;
     public static final int RECV_RDMA_WITH_IMM = 129;
+
+    /** Whether a completion opcode is a receive side's ({@code IBV_WC_RECV} bit set). */
+    public static boolean isReceive(int opcode) {
+        return (opcode & RECV) != 0;
+    }
 
     /** The completion opcode the requester sees for a send opcode. */
     public static int forRequester(Opcode op) {

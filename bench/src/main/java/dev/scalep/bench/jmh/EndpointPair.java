@@ -4,7 +4,7 @@ import dev.scalep.endpoints.Endpoint;
 import dev.scalep.endpoints.EndpointManager;
 import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.policies.SharingConfig;
-import dev.scalep.threading.Completion;
+import dev.scalep.endpoints.Completion;
 import dev.scalep.verbs.Devices;
 
 import java.util.concurrent.TimeUnit;
@@ -65,7 +65,7 @@ final class EndpointPair {
                 throw new IllegalStateException("endpoint " + ep.index() + " did not drain: " + ep.outstanding() + " outstanding");
             }
             try {
-                pair.sender.release(ep);
+                ep.close();
             } finally {
                 pair.held.decrementAndGet();
             }

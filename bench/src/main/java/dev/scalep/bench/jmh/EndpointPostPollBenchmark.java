@@ -1,8 +1,7 @@
 package dev.scalep.bench.jmh;
 
 import dev.scalep.endpoints.Endpoint;
-import dev.scalep.threading.Completion;
-import dev.scalep.threading.SendPath;
+import dev.scalep.endpoints.Completion;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -72,7 +71,7 @@ public class EndpointPostPollBenchmark {
 
         static int write(Endpoint ep, Completion c, long id, int offset) {
             int rc;
-            while ((rc = ep.write(id, offset, 2, offset)) == SendPath.EAGAIN) {
+            while ((rc = ep.write(id, offset, 2, offset)) == Endpoint.BACK_PRESSURED) {
                 reap(ep, c);
             }
             if (rc != 0) {

@@ -46,7 +46,6 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 public class VerbsPostPollBenchmark {
     static final int DEPTH = 256;
-    static final int QKEY = 0x11111111;
 
     @Param({"sim:mlx5", "sim:efa"})
     public String device;
@@ -152,7 +151,7 @@ public class VerbsPostPollBenchmark {
         int i = wrs.add(n, Opcode.RDMA_WRITE, flags);
         wrs.sge(i, local, 2, lkey);
         if (srd) {
-            wrs.srdRdma(i, ah, peerQpn, QKEY, remote, rkey);
+            wrs.srdRdma(i, ah, peerQpn, QueuePair.QKEY, remote, rkey);
         } else {
             wrs.rdma(i, remote, rkey);
         }

@@ -6,7 +6,7 @@ import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.endpoints.Substitution;
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
-import dev.scalep.threading.Completion;
+import dev.scalep.endpoints.Completion;
 import dev.scalep.verbs.Device;
 
 import java.io.ByteArrayOutputStream;
@@ -250,7 +250,7 @@ public final class Dgemm {
                 } finally {
                     if (ep != null) {
                         try {
-                            client.release(ep);
+                            ep.close();
                         } catch (RuntimeException e) {
                             failure.compareAndSet(null, e);
                         }

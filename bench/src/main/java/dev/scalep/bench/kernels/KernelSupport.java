@@ -2,8 +2,7 @@ package dev.scalep.bench.kernels;
 
 import dev.scalep.endpoints.Endpoint;
 import dev.scalep.policies.SharingConfig;
-import dev.scalep.threading.Completion;
-import dev.scalep.threading.SendPath;
+import dev.scalep.endpoints.Completion;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -32,7 +31,7 @@ public final class KernelSupport {
 
     /** Fail on a post error other than back-pressure. */
     static void check(int rc, String what) {
-        if (rc != 0 && rc != SendPath.EAGAIN) {
+        if (rc != 0 && rc != Endpoint.BACK_PRESSURED) {
             throw new IllegalStateException(what + " failed: errno " + rc + " (" + dev.scalep.verbs.Errno.name(rc) + ")");
         }
     }
@@ -77,7 +76,7 @@ public final class KernelSupport {
     static void post(Endpoint ep, Completion c, Post op, String what) {
         long deadline = System.nanoTime() + TIMEOUT_NANOS;
         int rc;
-        while ((rc = op.post()) == SendPath.EAGAIN) {
+        while ((rc = op.post()) == Endpoint.BACK_PRESSURED) {
             // A kernel keeps at most a few requests outstanding; a full queue means a sharer's backlog.
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException(what + ": send queue stayed full for 60 s");

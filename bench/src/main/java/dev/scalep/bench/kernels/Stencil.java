@@ -6,7 +6,7 @@ import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.endpoints.Substitution;
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
-import dev.scalep.threading.Completion;
+import dev.scalep.endpoints.Completion;
 import dev.scalep.verbs.Device;
 
 import java.lang.foreign.MemorySegment;
@@ -219,10 +219,10 @@ public final class Stencil {
                         failure.compareAndSet(null, e);
                         start.reset();
                     } finally {
-                        release(dn, me < links ? toDown : null, failure);
-                        release(upm, me > 0 ? toUp : null, failure);
-                        release(nxt, me == links ? toDown : null, failure);
-                        release(prv, me == 0 ? toUp : null, failure);
+                        release(me < links ? toDown : null, failure);
+                        release(me > 0 ? toUp : null, failure);
+                        release(me == links ? toDown : null, failure);
+                        release(me == 0 ? toUp : null, failure);
                     }
                 });
                 ws.add(th);
@@ -315,10 +315,10 @@ public final class Stencil {
         return e;
     }
 
-    private static void release(EndpointManager m, Endpoint e, AtomicReference<Throwable> failure) {
-        if (m != null && e != null) {
+    private static void release(Endpoint e, AtomicReference<Throwable> failure) {
+        if (e != null) {
             try {
-                m.release(e);
+                e.close();
             } catch (RuntimeException x) {
                 failure.compareAndSet(null, x);
             }

@@ -54,8 +54,6 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
     public record Remote(QpAddress address, long dataAddr, int dataRkey) {
     }
 
-    /** QKEY used by scalep's SRD channels. */
-    public static final int QKEY = 0x11111111;
 
     private final Ordering ordering;
     private final int window;
@@ -123,7 +121,7 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
         pool = new SendWorkRequests(window, 1).fill(window);
         for (int r = 0; r < window; r++) {
             pool.flags(r, SendFlags.SIGNALED);
-            pool.srdRdma(r, ah, rq, QKEY, remote.dataAddr(), remote.dataRkey());
+            pool.srdRdma(r, ah, rq, QueuePair.QKEY, remote.dataAddr(), remote.dataRkey());
             pool.numSge(r, 1).sgeAt(r, 0, stagingMr.address() + (long) r * OrderedReceiver.OPERAND_BYTES,
                     OrderedReceiver.OPERAND_BYTES, stagingMr.lkey());
         }
@@ -201,7 +199,7 @@ public final class OrderedSender implements CqDemux.Handler, AutoCloseable {
             st.set(JAVA_INT, off + 4, 0);
             st.set(JAVA_LONG, off + 8, addend);
             w.opcode(s, Opcode.SEND_WITH_IMM).wrId(s, seq).imm(s, ImmCodec.encode(ImmCodec.ATOMIC_EXT, seq, 0));
-            w.ud(s, ah, remote.address().qpn(), QKEY);
+            w.ud(s, ah, remote.address().qpn(), QueuePair.QKEY);
             w.numSge(s, 1).sgeAt(s, 0, stagingMr.address() + off, OrderedReceiver.OPERAND_BYTES, stagingMr.lkey());
             kind[s] = ImmCodec.ATOMIC_EXT;
         }

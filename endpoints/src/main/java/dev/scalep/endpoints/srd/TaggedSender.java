@@ -106,7 +106,7 @@ public final class TaggedSender implements AutoCloseable {
         if (type != QpType.RC && ah == null) {
             ah = pd.createAh(peer);
             for (int r = 0; r < 2 * window; r++) {
-                pool.ud(r, ah, peer.qpn(), OrderedSender.QKEY);
+                pool.ud(r, ah, peer.qpn(), QueuePair.QKEY);
             }
         }
     }

@@ -294,7 +294,7 @@ class SrdFeaturesTest {
                 for (int i = 0; i < 20; i++) {
                     s.clear();
                     s.add(i, Opcode.SEND, SendFlags.SIGNALED);
-                    s.ud(0, ah, rq.qpNum(), OrderedSender.QKEY);
+                    s.ud(0, ah, rq.qpNum(), QueuePair.QKEY);
                     assertEquals(0, sq.postSend(s));
                 }
                 long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -360,7 +360,7 @@ class SrdFeaturesTest {
                     s.clear();
                     s.add(i, Opcode.SEND, SendFlags.SIGNALED);
                     boolean to1 = i < 2;
-                    s.ud(0, to1 ? ah1 : ah2, (to1 ? r1 : r2).qpNum(), OrderedSender.QKEY);
+                    s.ud(0, to1 ? ah1 : ah2, (to1 ? r1 : r2).qpNum(), QueuePair.QKEY);
                     s.sge(0, hdr, 0, 16).sge(0, payload, 50, 40); // header + chunk, gathered, no copy
                     assertEquals(0, sq.postSend(s));
                 }

@@ -5,6 +5,7 @@ import dev.scalep.verbs.CqOptions;
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.UnsupportedFeatureException;
 import dev.scalep.verbs.VerbsException;
+import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WcStatus;
 import dev.scalep.verbs.WorkCompletions;
 import dev.scalep.verbs.ffm.IbvConst;
@@ -263,7 +264,7 @@ final class IbvCq extends IbvResource implements CompletionQueue {
             IbvQp q = attached.get(out.qpNum(i));
             if (q != null) {
                 q.completed(out.status(i), out.opcode(i), this);
-                if (q.remoteQpn != 0 && out.srcQp(i) == 0 && (out.opcode(i) & 128) != 0) {
+                if (q.remoteQpn != 0 && out.srcQp(i) == 0 && WcOpcode.isReceive(out.opcode(i))) {
                     // RC: the source QP is the connected peer (rxe leaves src_qp 0 on RC receives)
                     out.segment().set(JAVA_INT, (long) i * Structs.IBV_WC.byteSize() + Structs.WC_SRC_QP,
                             q.remoteQpn);

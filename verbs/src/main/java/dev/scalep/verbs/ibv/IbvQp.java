@@ -17,6 +17,7 @@ import dev.scalep.verbs.SendWorkRequests;
 import dev.scalep.verbs.SharedReceiveQueue;
 import dev.scalep.verbs.UnsupportedFeatureException;
 import dev.scalep.verbs.VerbsException;
+import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WcStatus;
 import dev.scalep.verbs.ffm.IbvConst;
 import dev.scalep.verbs.ffm.IbvStructs;
@@ -38,9 +39,6 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-// Length: about 700 lines because one verbs object carries three transports (RC/UD through the
-// provider's post_send, SRD through the ibv_wr_* batch API and efadv) with their state transitions
-// and connection attributes; the pieces that stand alone already live apart (SendRing, Path, Ports).
 /**
  * An {@code ibv_qp}: RC and UD through {@code ibv_create_qp} (or {@code ibv_create_qp_ex} through a
  * parent domain), SRD through {@code efadv_create_qp_ex}. RC/UD posts go straight to the provider's
@@ -62,13 +60,13 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * slot belongs to the posted list, chains are passed by address and SRD work requests by raw
  * pointers: a post allocates nothing.
  *
- * <p>About 700 lines: one native object's creation, state machine and its three post paths (RC/UD
- * chains, the SRD {@code ibv_wr_*} batch, receives); the send accounting ({@link SendRing}), the
- * port/GID/MTU resolution ({@link Path}) and the port queries ({@link Ports}) live apart.
+ * <p><b>Reading order.</b> {@link #create} checks the attributes against the device and creates the
+ * native QP; {@code modify} drives INIT → RTR → RTS with the connection attributes; {@code postSend}
+ * hands RC/UD chains to the provider, {@code postSendEx} builds the SRD batch, {@code postRecv}
+ * posts receives; {@code completed} is called by {@link IbvCq} for every completion. The send
+ * accounting is {@link SendRing}, port/GID/MTU resolution {@link Path}, port queries {@link Ports}.
  */
 final class IbvQp extends IbvResource implements QueuePair {
-    /** The Q_Key every UD/SRD QP of this runtime uses and expects on each work request. */
-    static final int QKEY = 0x11111111;
     private static final long WR = Structs.IBV_SEND_WR.byteSize();
     private static final long RWR = Structs.IBV_RECV_WR.byteSize();
 
@@ -624,7 +622,7 @@ final class IbvQp extends IbvResource implements QueuePair {
      * error completion of an unsignaled WQE). Lock-free ({@link SendRing}).
      */
     void completed(int status, int opcode, IbvCq cq) {
-        boolean recv = status == WcStatus.SUCCESS ? (opcode & 128) != 0 : cq != sendCq;
+        boolean recv = status == WcStatus.SUCCESS ? WcOpcode.isReceive(opcode) : cq != sendCq;
         if (recv) {
             if (srq != null && status == WcStatus.SUCCESS) {
                 srq.consumed.incrementAndGet();

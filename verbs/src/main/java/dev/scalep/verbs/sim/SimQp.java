@@ -55,8 +55,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * WR_FLUSH_ERR for every WQE not yet executed, in post order; executed unsignaled WQEs retire
  * silently, as on hardware.
  *
- * <p>Above 600 lines because the verbs API, the post path and the state machine share the QP and
- * engine locks and every transition; what could leave did (the roles named above).
+ * <p><b>Lock order.</b> The post path takes the QP lock (when there is one), then the engine lock;
+ * state transitions ({@code init} to {@code reset}) take the engine lock only, so a transition never
+ * interleaves with a WQE being executed. Work that arrives while another thread holds the engine
+ * lock sets {@code work}; the holder runs it after unlocking ({@code afterUnlock}), so no thread
+ * waits on the engine.
  */
 final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     final SimPd pd;

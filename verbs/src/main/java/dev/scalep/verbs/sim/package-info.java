@@ -20,8 +20,9 @@
  * seeded-random one whenever the window is full, and all of them when a CQ of the device is polled
  * empty or a thread waits for a completion event; data, the consumed receive and both completions
  * are reordered together, and every WR completes exactly once. Checks a NIC makes (lkey, rkey,
- * ranges, access rights, receive length, peer state, RNR) produce the verbs completion statuses of
- * RELIABILITY.md; errors move the QP to ERR and flush the rest in SQ order.
+ * ranges, access rights, receive length, peer state, RNR) produce the completion statuses a verbs
+ * device reports ({@link dev.scalep.verbs.WcStatus}); errors move the QP to ERR and flush the rest
+ * in SQ order.
  *
  * <p><b>Locks.</b> The provider's QP lock and the mlx5 shared-uUAR lock are real locks on the post
  * path, absent where mlx5 removes them (parent-domain QPs; dedicated registers). Separately, an

@@ -298,7 +298,7 @@ class RxeVerbsTest {
             assertEquals(0, b.qp.postRecv(r));
             a.buf.set(JAVA_LONG, 0, 0x1122334455667788L);
             s.add(30, Opcode.SEND, SendFlags.SIGNALED);
-            s.sge(0, a.mr, 0, 8).ud(0, ah, b.qp.qpNum(), IbvQp.QKEY);
+            s.sge(0, a.mr, 0, 8).ud(0, ah, b.qp.qpNum(), QueuePair.QKEY);
             assertEquals(0, a.qp.postSend(s));
             pollN(a.cq, wc, 1);
             assertEquals(WcStatus.SUCCESS, wc.status(0));

@@ -160,9 +160,9 @@ class CrossProcessTest {
                     w.rdma(i, raddr, rkey);
                 }
             } else if (op.isRdma()) {
-                w.srdRdma(i, ah, peer.qpn(), 0x11111111, raddr, rkey);
+                w.srdRdma(i, ah, peer.qpn(), QueuePair.QKEY, raddr, rkey);
             } else {
-                w.ud(i, ah, peer.qpn(), 0x11111111);
+                w.ud(i, ah, peer.qpn(), QueuePair.QKEY);
             }
             return i;
         }

@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** RELIABILITY case 11: CQ overcommit is refused; forced, the CQ overruns and its QPs go fatal. */
+/** CQ overcommit is refused; forced, the CQ overruns and its QPs go fatal. */
 @Timeout(30)
 class SimCqOverrunTest {
     @Test
