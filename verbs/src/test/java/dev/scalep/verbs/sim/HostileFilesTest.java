@@ -10,6 +10,8 @@ import dev.scalep.verbs.WcStatus;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -46,7 +48,11 @@ class HostileFilesTest {
     }
 
     private static Path segment(String job) {
-        return Fabric.segmentPath("sim:mlx5", "mlx5", job);
+        return segment("mlx5", job);
+    }
+
+    private static Path segment(String personality, String job) {
+        return Fabric.segmentPath("sim:" + personality, personality, job);
     }
 
     private static void assertOneLineNaming(VerbsException e, Path file) {
@@ -62,14 +68,16 @@ class HostileFilesTest {
         return v;
     }
 
-    @Test
-    void aLinkAtTheSegmentsNameIsRefusedAndItsTargetNeitherGrownNorWritten(@TempDir Path tmp) throws IOException {
+    @ParameterizedTest
+    @ValueSource(strings = {"mlx5", "efa"})
+    void aLinkAtTheSegmentsNameIsRefusedAndItsTargetNeitherGrownNorWritten(String personality, @TempDir Path tmp)
+            throws IOException {
         String job = job("link");
-        Path seg = segment(job);
+        Path seg = segment(personality, job);
         Path v = victim(tmp);
         Files.createSymbolicLink(seg, v);
         try {
-            VerbsException e = assertThrows(VerbsException.class, () -> SimDevice.mlx5(job).open());
+            VerbsException e = assertThrows(VerbsException.class, () -> FabricPeer.device(personality, job).open());
             assertOneLineNaming(e, seg);
             assertTrue(e.getMessage().contains("symbolic link"), e.getMessage());
             assertArrayEquals(PRECIOUS, Files.readAllBytes(v), "the link's target is untouched");
@@ -79,14 +87,15 @@ class HostileFilesTest {
         }
     }
 
-    @Test
-    void aGarbageFileIsRefusedBeforeItIsGrown() throws IOException {
+    @ParameterizedTest
+    @ValueSource(strings = {"mlx5", "efa"})
+    void aGarbageFileIsRefusedBeforeItIsGrown(String personality) throws IOException {
         String job = job("garbage");
-        Path seg = segment(job);
+        Path seg = segment(personality, job);
         Files.write(seg, PRECIOUS);
         Files.setPosixFilePermissions(seg, PosixFilePermissions.fromString("rw-------"));
         try {
-            VerbsException e = assertThrows(VerbsException.class, () -> SimDevice.mlx5(job).open());
+            VerbsException e = assertThrows(VerbsException.class, () -> FabricPeer.device(personality, job).open());
             assertOneLineNaming(e, seg);
             assertArrayEquals(PRECIOUS, Files.readAllBytes(seg), "not grown, not written");
         } finally {
@@ -147,22 +156,25 @@ class HostileFilesTest {
         }
     }
 
-    @Test
-    void reclaimingAJobNeverDeletesTheFilesOfAJobWhoseNameItPrefixes() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"mlx5", "efa"})
+    void reclaimingAJobNeverDeletesTheFilesOfAJobWhoseNameItPrefixes(String personality) throws Exception {
         String job = job("a");
-        try (CrossProcessTest.Local prod = new CrossProcessTest.Local("mlx5", job + "-prod");
-             CrossProcessTest.Child dead = new CrossProcessTest.Child("mlx5", job)) {
+        try (CrossProcessTest.Local prod = new CrossProcessTest.Local(personality, job + "-prod");
+             CrossProcessTest.Child dead = new CrossProcessTest.Child(personality, job)) {
             Path prodFile = Path.of(prod.dev.sharedFilePrefix() + "0");
             Path deadSeg = CrossProcessTest.segmentOf(dead.filePrefix);
             assertTrue(Files.exists(prodFile) && Files.exists(deadSeg));
             dead.process.destroyForcibly(); // SIGKILL: job a is abandoned
             dead.process.waitFor();
-            try (CrossProcessTest.Local other = new CrossProcessTest.Local("mlx5", job("other"))) {
+            try (CrossProcessTest.Local other = new CrossProcessTest.Local(personality, job("other"))) {
                 assertFalse(Files.exists(deadSeg), "the abandoned job is reclaimed");
                 assertEquals(0, CrossProcessTest.count(dead.filePrefix), "with its files");
                 assertTrue(Files.exists(prodFile), "the live job a-prod keeps its memory");
             }
-            assertLives(prod, job + "-prod");
+            if (personality.equals("mlx5")) {
+                assertLives(prod, job + "-prod");
+            }
         }
     }
 

@@ -11,6 +11,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -66,7 +67,15 @@ class ProcessLifecycleTest {
             try (CrossProcessTest.Local other = new CrossProcessTest.Local("mlx5", CrossProcessTest.job("o"))) {
                 assertTrue(Files.exists(CrossProcessTest.segmentOf(c.filePrefix)), "nor its fabric removed");
             }
-            c.process.destroyForcibly(); // SIGKILL to unshare, which kills the child
+            // SIGKILL to the JVM in the other namespace itself (Process.destroyForcibly on unshare would also close
+            // the child's stdin, which it reads as "exit": a clean close racing the kill), then to unshare
+            List<ProcessHandle> inside = c.process.toHandle().descendants().toList();
+            assertFalse(inside.isEmpty(), "unshare runs the peer's JVM");
+            for (ProcessHandle h : inside) {
+                h.destroyForcibly();
+                h.onExit().get(30, TimeUnit.SECONDS);
+            }
+            c.process.toHandle().destroyForcibly();
             c.process.waitFor();
             // dead once its lease lapses: outstanding work ends in an error status, its files go
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Fabric.LEASE_MILLIS * 3);
