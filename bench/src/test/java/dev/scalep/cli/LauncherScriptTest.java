@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * The {@code ./scalep} launcher in a checkout its user cannot write (another user's, a read-only
  * mount): a built jar runs without the build lock, and a stale one is a one-line refusal, not a
- * shell error. The checkout here is a copy of the launcher, its JDK finder and a jar, owned by root
+ * shell error. The checkout here is a copy of the launcher, its JDK finder, the pom and a jar, owned by root
  * and run as {@code nobody}.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -40,6 +40,8 @@ class LauncherScriptTest {
         Files.createDirectories(co.resolve("bench/src/main/java"));
         Files.copy(ROOT.resolve("scalep"), co.resolve("scalep"));
         Files.copy(ROOT.resolve("tools/jdk.sh"), co.resolve("tools/jdk.sh"));
+        Path pom = Files.copy(ROOT.resolve("pom.xml"), co.resolve("pom.xml")); // the JDK finder reads the release
+        Files.setLastModifiedTime(pom, FileTime.from(Instant.now().minusSeconds(3600)));
         Path src = Files.writeString(co.resolve("bench/src/main/java/A.java"), "class A {}\n");
         Files.setLastModifiedTime(src, FileTime.from(Instant.now().minusSeconds(3600)));
         Path classes = Path.of(ScriptProbe.class.getProtectionDomain().getCodeSource().getLocation().toURI());
