@@ -29,10 +29,13 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 @Command(name = "spmd", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"N ranks x T threads: every thread RDMA-writes to and reads from every other rank and verifies "
-                + "what it received. Ranks come from the launcher (PMIx) or, with --ranks, are threads of this process.",
+                + "what it received. Ranks come from the launcher (PMIx, PMI-2 or PMI-1; SCALEP_BOOTSTRAP=pmix,pmi2,pmi1 "
+                + "chooses) or, with --ranks, are threads of this process.",
                 "Exit status 1 when anything does not verify."},
         footer = {"", "Examples:",
                 "  mpirun -np 4 ./scalep spmd --threads 2",
+                "  srun -n 4 --mpi=pmi2 ./scalep spmd --verbose",
+                "  mpiexec.hydra -n 2 ./scalep spmd",
                 "  ./scalep spmd --ranks 3 --threads 2 --device sim:efa"})
 final class SpmdCommand implements Callable<Integer> {
     @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}).")
@@ -46,6 +49,9 @@ final class SpmdCommand implements Callable<Integer> {
 
     @Option(names = "--rounds", paramLabel = "K", description = "Rounds of writes and reads (default ${DEFAULT-VALUE}).")
     int rounds = 3;
+
+    @Option(names = {"-v", "--verbose"}, description = "Every rank prints how it joined the job (bootstrap, session, node).")
+    boolean verbose;
 
     @Option(names = "--ranks", paramLabel = "N",
             description = "Run N ranks as threads of this process (not when a launcher started it).")
@@ -65,7 +71,7 @@ final class SpmdCommand implements Callable<Integer> {
         boolean launched = Bootstrap.launched(System.getenv());
         if (ranks != null && launched) {
             throw new UserException("--ranks runs ranks as threads of one process; this process was started by a launcher "
-                    + "that gives the ranks (drop --ranks, or set them with mpirun -np)");
+                    + "that gives the ranks (drop --ranks; the launcher's -np or -n sets them)");
         }
         if (ranks != null && (ranks < 2 || ranks > 64)) {
             throw new UserException("--ranks must be in 2..64: " + ranks);
@@ -113,6 +119,10 @@ final class SpmdCommand implements Callable<Integer> {
 
     /** One rank: connect, run the check, gather every rank's counts; rank 0 prints. */
     private int rank(World w, Device dev, SharingConfig cfg) throws InterruptedException {
+        if (verbose) {
+            Output.line(System.out, "spmd: rank " + w.rank() + " of " + w.size() + " on " + w.host(w.rank()) + " (node " + w.node(w.rank())
+                    + ", local rank " + w.localRank() + ") joined by " + w.describe());
+        }
         EndpointOptions opts = EndpointOptions.DEFAULTS.withDepths(64, 8).withBuffers(Math.max(1024, 8 * w.size()), 64);
         AllToAllCheck.Result res = null;
         String error = null;

@@ -236,6 +236,8 @@ final class SweepCommand implements Callable<Integer> {
         settings.put("payloadBytes", workload.size());
         settings.put("op", workload.op().spelling());
         settings.put("ranks", world.size());
+        // how the ranks found each other: pmix, pmi2, pmi1 (launched) or none (one process)
+        settings.put("bootstrap", world.bootstrap());
         settings.put("notes", plan.notes());
         // The connection attributes every QP was created with: the defaults for flag-driven points, each
         // policy class's own for policy points (applied per QP; RTR/RTS use them on RC).

@@ -38,6 +38,7 @@ class MpirunSweepTest {
         }
         String json = Files.readString(out.resolve("results.json"));
         assertTrue(json.contains("\"ranks\" : 2") || json.contains("\"ranks\":2"), json.substring(0, Math.min(600, json.length())));
+        assertTrue(json.contains("\"bootstrap\" : \"pmix\""), json.substring(0, Math.min(1500, json.length())));
         assertFalse(r.output().contains("Exception"), r.output());
     }
 }

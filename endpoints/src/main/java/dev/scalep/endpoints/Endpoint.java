@@ -80,7 +80,7 @@ public final class Endpoint implements AutoCloseable {
 
     private volatile Thread ownerThread;
     private volatile boolean closed;
-    private Affinity.Result pinResult;
+    private Pinning pinResult;
     private long peerTarget;
     private long peerSend;
     private int peerRkey;
@@ -188,7 +188,8 @@ public final class Endpoint implements AutoCloseable {
         ownerThread = t;
         if (pin) {
             int[] cpus = Affinity.allowed();
-            pinResult = cpus.length == 0 ? Affinity.pin(index) : Affinity.pin(cpus[index % cpus.length]);
+            Affinity.Result r = cpus.length == 0 ? Affinity.pin(index) : Affinity.pin(cpus[index % cpus.length]);
+            pinResult = new Pinning(r.pinned(), r.cpu(), r.errno(), r.detail());
         }
     }
 
@@ -415,15 +416,17 @@ public final class Endpoint implements AutoCloseable {
      */
     public boolean poll(Completion out) {
         checkOwner("poll");
+        RoutedCompletion c = scratch;
         for (;;) {
-            if (!router.pollOrProgress(owner, out)) {
+            if (!router.pollOrProgress(owner, c)) {
                 path.postQueued(); // requests a combiner left queued at its drain limit (shared QP)
                 return false;
             }
-            if (!out.ok() && firstErrorStatus == 0) {
-                firstErrorStatus = out.status();
+            if (!c.ok() && firstErrorStatus == 0) {
+                firstErrorStatus = c.status();
             }
-            if (out.isRecv() || out.wrId() != FLUSH_ID) {
+            if (c.isRecv() || c.wrId() != FLUSH_ID) {
+                out.copyFrom(c);
                 return true;
             }
         }
@@ -594,7 +597,7 @@ public final class Endpoint implements AutoCloseable {
     }
 
     /** The pin outcome when the manager pinned the acquiring thread, else null. */
-    public Affinity.Result pinResult() {
+    public Pinning pinResult() {
         return pinResult;
     }
 

@@ -435,12 +435,12 @@ public final class EndpointManager implements AutoCloseable {
         return plan.signalEvery();
     }
 
-    /** What could not be honoured on this device, and what was built instead. */
     /** The resolved plan this manager was built from (settings after substitutions, sharing, depths). */
     public EndpointPlan plan() {
         return plan;
     }
 
+    /** What could not be honoured on this device, and what was built instead. */
     public List<Substitution> substitutions() {
         return Collections.unmodifiableList(substitutions);
     }

@@ -127,6 +127,11 @@ public final class LocalWorld implements World {
     }
 
     @Override
+    public String bootstrap() {
+        return "local";
+    }
+
+    @Override
     public int lostRank() {
         return -1;
     }

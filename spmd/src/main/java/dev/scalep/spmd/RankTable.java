@@ -18,19 +18,27 @@ final class RankTable {
     private final int[] localRank;
     private final int nodes;
 
-    RankTable(String[] hosts, long[] pids) {
+    /**
+     * {@code launcherNodes}: the node of every rank as the launcher placed them (any numbering), or
+     * null to group ranks by host name. Nodes are renumbered in order of each node's lowest rank.
+     */
+    RankTable(String[] hosts, long[] pids, int[] launcherNodes) {
         this.hosts = hosts.clone();
         this.pids = pids.clone();
         int n = hosts.length;
+        if (launcherNodes != null && launcherNodes.length != n) {
+            throw new IllegalArgumentException("a node for each of " + n + " ranks, not " + launcherNodes.length);
+        }
         this.node = new int[n];
         this.localRank = new int[n];
-        Map<String, int[]> byHost = new LinkedHashMap<>(); // host -> {node, ranks seen}
+        Map<Object, int[]> byNode = new LinkedHashMap<>(); // host or launcher node -> {node, ranks seen}
         for (int r = 0; r < n; r++) {
-            int[] h = byHost.computeIfAbsent(hosts[r], k -> new int[]{byHost.size(), 0});
+            Object where = launcherNodes == null ? hosts[r] : Integer.valueOf(launcherNodes[r]);
+            int[] h = byNode.computeIfAbsent(where, k -> new int[]{byNode.size(), 0});
             node[r] = h[0];
             localRank[r] = h[1]++;
         }
-        this.nodes = byHost.size();
+        this.nodes = byNode.size();
     }
 
     /** This process's entry as exchanged: {@code host\npid}. */
@@ -38,8 +46,8 @@ final class RankTable {
         return (hostName() + "\n" + ProcessHandle.current().pid()).getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Parse every rank's {@link #self()} entry. */
-    static RankTable parse(byte[][] entries) {
+    /** Parse every rank's {@link #self()} entry; {@code launcherNodes} as in the constructor. */
+    static RankTable parse(byte[][] entries, int[] launcherNodes) {
         String[] hosts = new String[entries.length];
         long[] pids = new long[entries.length];
         for (int r = 0; r < entries.length; r++) {
@@ -51,7 +59,7 @@ final class RankTable {
             hosts[r] = s.substring(0, nl);
             pids[r] = Long.parseLong(s.substring(nl + 1).strip());
         }
-        return new RankTable(hosts, pids);
+        return new RankTable(hosts, pids, launcherNodes);
     }
 
     static String hostName() {

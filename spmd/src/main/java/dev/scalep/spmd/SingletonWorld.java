@@ -1,6 +1,6 @@
 package dev.scalep.spmd;
 
-/** A process nobody launched: rank 0 of 1, no PMIx. */
+/** A process nobody launched: rank 0 of 1, no launcher protocol. */
 final class SingletonWorld implements World {
     private final String host = RankTable.hostName();
 
@@ -49,6 +49,11 @@ final class SingletonWorld implements World {
     @Override
     public String describe() {
         return "not launched: rank 0 of 1";
+    }
+
+    @Override
+    public String bootstrap() {
+        return "none";
     }
 
     @Override

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
-/** Starts a child (a JVM, or {@code mpirun} over JVMs) with a bounded wait; its output and exit status. */
+/** Starts a child (a JVM, or a launcher over JVMs: mpirun, mpiexec.hydra, srun) with a bounded wait; its output and exit status. */
 public final class Launch {
     private Launch() {
     }
@@ -45,14 +45,38 @@ public final class Launch {
         return out;
     }
 
+    /** MPICH's {@code mpiexec.hydra -n n} in front of {@code cmd}; {@code port}: the {@code -pmi-port} mode (PMI_PORT, not PMI_FD). */
+    public static List<String> hydra(int n, boolean port, List<String> cmd) {
+        String exe = onPath("mpiexec.hydra");
+        if (exe == null) {
+            fail("mpiexec.hydra not found on PATH: install mpich (tools/install-spmd-deps does)");
+        }
+        List<String> out = new ArrayList<>(List.of(exe, "-n", Integer.toString(n)));
+        if (port) {
+            out.add(1, "-pmi-port");
+        }
+        out.addAll(cmd);
+        return out;
+    }
+
+    /** Open MPI's launcher: {@code mpirun.openmpi} where MPICH may own the {@code mpirun} alternative, else {@code mpirun}. */
     static String mpirunPath() {
+        String p = onPath("mpirun.openmpi");
+        p = p != null ? p : onPath("mpirun");
+        if (p == null) {
+            fail("mpirun not found on PATH: install openmpi-bin (./run-tests does)");
+        }
+        return p;
+    }
+
+    /** The executable {@code name} on PATH, or null. */
+    public static String onPath(String name) {
         for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
-            Path p = Path.of(dir, "mpirun");
+            Path p = Path.of(dir, name);
             if (Files.isExecutable(p)) {
                 return p.toString();
             }
         }
-        fail("mpirun not found on PATH: install openmpi-bin (./run-tests does)");
         return null;
     }
 

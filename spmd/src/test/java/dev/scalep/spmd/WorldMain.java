@@ -1,15 +1,27 @@
 package dev.scalep.spmd;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * The small SPMD program the tests launch: joins the world, all-gathers each rank's
  * {@code rank:size:host:localRank} and checks every entry against the world's own tables, runs a
- * barrier, and prints one line per rank. Mode {@code die}: the last rank kills itself with SIGKILL
- * after the first barrier while the others wait in a second one.
+ * barrier, and prints one line per rank. Mode {@code big}: each rank all-gathers some kilobytes
+ * (rank 0 nothing in the first round) that must cross the PMI launchers' value limits in segments.
+ * Mode {@code die}: the last rank kills itself with SIGKILL after the first barrier while the others
+ * wait in a second one.
  */
 public final class WorldMain {
     private WorldMain() {
+    }
+
+    /** Rank {@code r}'s bytes in round {@code round} of mode big: kilobytes of every byte value, or none. */
+    static byte[] big(int r, int round) {
+        byte[] b = new byte[r == 0 && round == 0 ? 0 : 3000 * (r + 1) + 17 * round];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) (i * 31 + r * 7 + round);
+        }
+        return b;
     }
 
     public static void main(String[] args) throws Exception {
@@ -23,6 +35,17 @@ public final class WorldMain {
             return;
         }
         try (w) {
+            if (mode.equals("big")) {
+                for (int round = 0; round < 2; round++) {
+                    byte[][] all = w.allgather(big(w.rank(), round));
+                    for (int r = 0; r < w.size(); r++) {
+                        if (!Arrays.equals(big(r, round), all[r])) {
+                            throw new AssertionError("rank " + w.rank() + ": round " + round + " entry of rank " + r + " ("
+                                    + all[r].length + " bytes) differs from the " + big(r, round).length + " bytes it sent");
+                        }
+                    }
+                }
+            }
             int rounds = mode.equals("gather") ? 3 : 1;
             for (int round = 0; round < rounds; round++) {
                 // Different lengths per rank and per round, zero bytes inside.

@@ -1,18 +1,17 @@
 package dev.scalep.threading;
 
+import dev.scalep.verbs.ffm.Native;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 
 /**
- * Binds the calling thread to one CPU with {@code sched_setaffinity(2)} through the FFM linker.
+ * Binds the calling thread to one CPU with {@code sched_setaffinity(2)}, bound through the verbs
+ * module's linker plumbing ({@link Native}: native access is granted to that module only).
  * Never throws for a refusal (EPERM in a container, EINVAL for a CPU outside the allowed set, a
  * non-Linux OS): the result says what happened and why, so callers can report it and go on.
  * Thread-safe; pinning applies to the calling thread only.
@@ -29,28 +28,20 @@ public final class Affinity {
     private static final int CPU_SET_BYTES = 128; // glibc cpu_set_t: 1024 bits
     private static final MethodHandle SET;
     private static final MethodHandle GET;
-    private static final StructLayout CALL_STATE;
-    private static final VarHandle ERRNO;
     private static final String UNAVAILABLE;
 
     static {
         MethodHandle set = null;
         MethodHandle get = null;
-        StructLayout state = null;
-        VarHandle errno = null;
         String why = null;
         try {
             if (!System.getProperty("os.name", "").toLowerCase().contains("linux")) {
                 why = "thread pinning needs Linux sched_setaffinity; this is " + System.getProperty("os.name");
             } else {
-                Linker linker = Linker.nativeLinker();
-                Linker.Option ccs = Linker.Option.captureCallState("errno");
-                state = Linker.Option.captureStateLayout();
-                errno = state.varHandle(MemoryLayout.PathElement.groupElement("errno"));
                 FunctionDescriptor fd = FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
                         ValueLayout.JAVA_LONG, ValueLayout.ADDRESS);
-                set = linker.downcallHandle(linker.defaultLookup().find("sched_setaffinity").orElseThrow(), fd, ccs);
-                get = linker.downcallHandle(linker.defaultLookup().find("sched_getaffinity").orElseThrow(), fd, ccs);
+                set = Native.require(Native.LINKER.defaultLookup(), "sched_setaffinity", fd, Native.CAPTURE_ERRNO);
+                get = Native.require(Native.LINKER.defaultLookup(), "sched_getaffinity", fd, Native.CAPTURE_ERRNO);
             }
         } catch (RuntimeException | LinkageError e) {
             why = "thread pinning unavailable: " + e.getMessage();
@@ -59,8 +50,6 @@ public final class Affinity {
         }
         SET = set;
         GET = get;
-        CALL_STATE = state;
-        ERRNO = errno;
         UNAVAILABLE = why;
     }
 
@@ -83,12 +72,12 @@ public final class Affinity {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment mask = arena.allocate(CPU_SET_BYTES, 8);
             mask.set(ValueLayout.JAVA_BYTE, cpu / 8, (byte) (1 << (cpu % 8)));
-            MemorySegment st = arena.allocate(CALL_STATE);
+            MemorySegment st = Native.callState(arena);
             int rc = (int) SET.invokeExact(st, 0, (long) CPU_SET_BYTES, mask);
             if (rc == 0) {
                 return new Result(true, cpu, 0, "thread " + Thread.currentThread().getName() + " pinned to cpu " + cpu);
             }
-            int err = (int) ERRNO.get(st, 0L);
+            int err = Native.errno(st);
             String why = switch (err) {
                 case 1 -> "EPERM: not permitted to change this thread's affinity (container or seccomp policy)";
                 case 22 -> "EINVAL: cpu " + cpu + " is not in this process's allowed set " + allowedDescription(arena);
@@ -114,7 +103,7 @@ public final class Affinity {
     private static int[] allowed(Arena arena) {
         try {
             MemorySegment mask = arena.allocate(CPU_SET_BYTES, 8);
-            MemorySegment st = arena.allocate(CALL_STATE);
+            MemorySegment st = Native.callState(arena);
             int rc = (int) GET.invokeExact(st, 0, (long) CPU_SET_BYTES, mask);
             if (rc != 0) {
                 return new int[0];

@@ -3,12 +3,12 @@ package dev.scalep.threading;
 import dev.scalep.verbs.WcStatus;
 
 /**
- * One completion as the router delivers it to its owner (the endpoint API's {@code Completion} is
- * this holder under its public name): a mutable holder the owner reuses for every poll (no
+ * One completion as the router delivers it to its owner (the endpoint layer copies it into the
+ * application's {@code Completion}, a type of the exported endpoint API): a mutable holder the owner reuses for every poll (no
  * allocation). {@link #wrId()} is the id the owner staged. On an error status only
  * {@code wrId}, {@code status}, {@code qpNum} and {@link #isRecv()} are meaningful. Not thread-safe.
  */
-public class RoutedCompletion {
+public final class RoutedCompletion {
     /** Flag bit: the completion carries immediate data. */
     public static final int WITH_IMM = 1;
     /** Flag bit: a receive completion. */

@@ -2,6 +2,7 @@ package dev.scalep.verbs.sim;
 
 import dev.scalep.verbs.Access;
 import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.QpInitAttr;
 import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.SendFlags;
@@ -51,7 +52,7 @@ final class DirectWrites {
         }
     }
 
-    private final SimQp qp;
+    private final QpRequester qp;
     private final SendSlots sl;
     private final SimEngine eng;
     private final SimDevice dev;
@@ -70,19 +71,25 @@ final class DirectWrites {
     private SimMr lastLocal;
     private SimMr lastRemote;
 
-    DirectWrites(SimQp qp, boolean writeSupported, boolean unsignaled) {
+    /**
+     * The path of QP {@code qpn} (created with {@code attr} on {@code dev}, in a PD whose base is
+     * {@code base}) over its send queue {@code sl}, engine {@code eng} and remote path {@code path}
+     * (null off a fabric); {@code writeSupported} and {@code unsignaled} are the device's caps.
+     */
+    DirectWrites(QpRequester qp, int qpn, QpInitAttr attr, SimDevice dev, SimPd base, SendSlots sl, SimEngine eng,
+                 RemotePath path, boolean writeSupported, boolean unsignaled) {
         this.qp = qp;
-        this.sl = qp.sl;
-        this.eng = qp.eng;
-        this.dev = qp.dev;
-        this.base = qp.pd.base();
-        this.qpn = qp.qpn;
-        this.path = qp.remote;
+        this.qpn = qpn;
+        this.sl = sl;
+        this.eng = eng;
+        this.dev = dev;
+        this.base = base;
+        this.path = path;
         this.dir = dev.directory();
-        this.enabled = writeSupported && qp.attr.maxSendSge() >= 1;
-        this.sigAll = qp.attr.sigAll();
+        this.enabled = writeSupported && attr.maxSendSge() >= 1;
+        this.sigAll = attr.sigAll();
         this.unsignaledOk = sigAll || unsignaled;
-        this.maxInline = sl.maxInline;
+        this.maxInline = sl.maxInline();
     }
 
     /**
@@ -90,20 +97,19 @@ final class DirectWrites {
      * {@code room}; returns the index of the first WR not executed ({@code end} when all were).
      */
     int run(SendWorkRequests wrs, int from, int end, int room) {
-        if (!enabled || qp.state != QpState.RTS || sl.pendCount != 0) {
+        if (!enabled || qp.state() != QpState.RTS || sl.hasQueued()) {
             return from;
         }
-        int dst = qp.remoteQpn; // set at RTR, under the engine lock: fixed for the list
+        int dst = qp.remoteQpn(); // set at RTR, under the engine lock: fixed for the list
         if (path != null && RemotePath.isRemote(dev, dst)) {
-            int peerPd = path.directTarget(dst);
+            int peerPd = path.directTarget(dst, eng.runs());
             return peerPd < 0 ? from : toPeer(wrs, from, Math.min(end, from + room), dst, peerPd);
         }
-        SimQp t = dev.qps.get(dst);
-        if (t == null || t.closed || !SimQp.receiving(t.state) || t.type != QpType.RC || t.remoteQpn != qpn
-                || (t.accessFlags() & Access.REMOTE_WRITE) == 0) {
+        QpResponder t = dev.qps.get(dst);
+        if (t == null || !t.accepts(QpType.RC, qpn) || (t.accessFlags() & Access.REMOTE_WRITE) == 0) {
             return from;
         }
-        return toLocal(wrs, from, Math.min(end, from + room), t.pd.base());
+        return toLocal(wrs, from, Math.min(end, from + room), t.basePd());
     }
 
     /** A run towards peer QP {@code dst} of another process, whose PD id is {@code peerPd}. */
@@ -111,7 +117,7 @@ final class DirectWrites {
         SimMr lm = liveLocal();
         while (i < end && plainWrite(wrs, i)) {
             lm = local(lm, wrs.sgeLkey(i, 0));
-            MrWindow w = lm == null ? null : path.directWindow(wrs.rkey(i), dst, peerPd);
+            MrWindow w = lm == null ? null : path.directWindow(wrs.rkey(i), dst, peerPd, eng.runs());
             if (w == null) {
                 break;
             }
@@ -177,7 +183,7 @@ final class DirectWrites {
         boolean quietOk = unsignaledOk;
         long inlineMax = maxInline;
         long inlined = 0;
-        while (i < end && qp.state == QpState.RTS && (epochAt < 0 || dir.epoch(epochAt) == epoch)) {
+        while (i < end && qp.state() == QpState.RTS && (epochAt < 0 || dir.epoch(epochAt) == epoch)) {
             int k = i;
             boolean sig = false;
             long len = 0;

@@ -1,9 +1,7 @@
 package dev.scalep.verbs.sim;
 
-import dev.scalep.verbs.Access;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QpType;
-import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WcStatus;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
@@ -13,7 +11,6 @@ import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
-import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static dev.scalep.verbs.sim.FabricLayout.area;
@@ -33,7 +30,6 @@ import static dev.scalep.verbs.sim.RemotePath.REQ_SEQ;
 import static dev.scalep.verbs.sim.RemotePath.REQ_SLOT;
 import static dev.scalep.verbs.sim.RemotePath.REQ_SRC;
 import static dev.scalep.verbs.sim.RemotePath.REQ_TYPE;
-import static dev.scalep.verbs.sim.RemotePath.RNR;
 import static dev.scalep.verbs.sim.RemotePath.RSP_BYTES;
 import static dev.scalep.verbs.sim.RemotePath.RSP_DST;
 import static dev.scalep.verbs.sim.RemotePath.RSP_SEQ;
@@ -61,6 +57,8 @@ final class FabricAgent implements MessageHandler, Runnable {
     private final Thread thread;
     private volatile boolean running = true;
     private volatile RuntimeException failure;
+    /** The request being executed (one drainer at a time: see {@link #drain}). */
+    private final Receives.Message msg = new Receives.Message();
 
     FabricAgent(SimDevice dev, Fabric fabric) {
         this.dev = dev;
@@ -133,8 +131,8 @@ final class FabricAgent implements MessageHandler, Runnable {
             case MSG_RESPONSE -> response(buffer, index, length);
             case MSG_ACCESS_ERROR -> {
                 if (length >= 4) { // a notice for an earlier incarnation of the QP (before a reset) is stale
-                    SimQp t = dev.qps.get(buffer.getInt(index));
-                    if (t != null && (length < 8 || t.incarnation == buffer.getInt(index + 4))) {
+                    QpResponder t = dev.qps.get(buffer.getInt(index));
+                    if (t != null && (length < 8 || t.incarnation() == buffer.getInt(index + 4))) {
                         t.responderAccessError();
                     }
                 }
@@ -149,10 +147,9 @@ final class FabricAgent implements MessageHandler, Runnable {
         if (length < RSP_BYTES) {
             return;
         }
-        SimQp q = dev.qps.get(b.getInt(i + RSP_DST));
-        if (q != null && q.remote != null) {
-            q.remote.onResponse(b.getInt(i + RSP_SLOT), b.getLong(i + RSP_SEQ), b.getInt(i + RSP_STATUS));
-            q.nudge();
+        QpRequester q = dev.qps.get(b.getInt(i + RSP_DST));
+        if (q != null) {
+            q.answered(b.getInt(i + RSP_SLOT), b.getLong(i + RSP_SEQ), b.getInt(i + RSP_STATUS));
         }
     }
 
@@ -196,66 +193,22 @@ final class FabricAgent implements MessageHandler, Runnable {
         } // a lost answer: the initiator's retry timer turns it into RETRY_EXC_ERR
     }
 
-    /** Execute one request at local QP dst: the status the initiator completes with (or RNR). */
+    /**
+     * Execute one request at local QP dst: the status the initiator completes with (or RNR). The
+     * responder's half is {@link Receives#deliver}, the path a requester of this process takes too.
+     */
     private int deliver(int src, int dst, Opcode o, QpType type, int imm, long raddr, int rkey, long dataOff,
                         int len) {
-        SimQp t = dev.qps.get(dst);
-        if (t == null || t.closed || !SimQp.receiving(t.state) || t.type != type
-                || (type == QpType.RC && t.remoteQpn != src)) {
+        QpResponder t = dev.qps.get(dst);
+        if (t == null || !t.accepts(type, src)) {
             return WcStatus.RETRY_EXC_ERR;
         }
-        MemorySegment data = fabric.segment;
-        SimMr m = null;
-        if (o == Opcode.RDMA_WRITE_WITH_IMM) {
-            m = dev.mrs.get(rkey);
-            if (m == null || m.basePd != t.pd.base() || !m.contains(raddr, len)
-                    || (m.access & Access.REMOTE_WRITE) == 0 || (t.accessFlags() & Access.REMOTE_WRITE) == 0) {
-                if (type == QpType.RC) {
-                    t.responderAccessError();
-                }
-                return WcStatus.REM_ACCESS_ERR;
-            }
-        } else if (o != Opcode.SEND && o != Opcode.SEND_WITH_IMM) {
-            return WcStatus.REM_INV_REQ_ERR;
-        }
-        SimRecvQueue q = t.rq;
-        boolean ud = type == QpType.UD;
-        boolean failTarget = false;
-        int result;
-        q.lock.lock();
-        try {
-            int r = q.peek();
-            if (r < 0) {
-                return ud ? WcStatus.SUCCESS : RNR;
-            }
-            long rid = q.wrId(r);
-            if (m != null) {
-                MemorySegment.copy(data, dataOff, m.segment, raddr - m.address, len);
-                q.pop();
-                t.recvCq.push(rid, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, len, imm, true, t.qpn, src);
-                return WcStatus.SUCCESS;
-            }
-            long need = len + (ud ? 40 : 0);
-            int fault = Receives.fault(q, r, t, need, ud, src);
-            if (fault != Receives.FIT) {
-                failTarget = !ud;
-                result = fault;
-            } else {
-                if (ud) {
-                    Receives.scatter(q, r, 0, dev.grh, 0, 40, t.dev);
-                }
-                Receives.scatter(q, r, ud ? 40 : 0, data, dataOff, len, t.dev);
-                q.pop();
-                boolean hasImm = o == Opcode.SEND_WITH_IMM;
-                t.recvCq.push(rid, WcStatus.SUCCESS, WcOpcode.RECV, (int) need, hasImm ? imm : 0, hasImm, t.qpn, src);
-                result = WcStatus.SUCCESS;
-            }
-        } finally {
-            q.lock.unlock();
-        }
-        if (failTarget) {
+        SimMr target = o == Opcode.RDMA_WRITE_WITH_IMM ? dev.mrs.get(rkey) : null;
+        msg.of(o, type, src, imm, raddr, len).fromSegment(fabric.segment, dataOff);
+        int st = Receives.deliver(dev, t, msg, target, null);
+        if (msg.targetFailed) {
             t.nudge();
         }
-        return result;
+        return st;
     }
 }

@@ -33,8 +33,8 @@ import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
 final class RemotePath {
     /** Returned by {@link #execute} while the WQE waits for its answer. */
     static final int WAIT = -2;
-    /** Response status meaning "receiver not ready" (RNR NAK). */
-    static final int RNR = -1;
+    /** Response status meaning "receiver not ready" (RNR NAK): {@link Receives#RNR}. */
+    static final int RNR = Receives.RNR;
 
     static final int MSG_REQUEST = 1, MSG_RESPONSE = 2, MSG_ACCESS_ERROR = 3;
     static final int REQ_SRC = 0, REQ_DST = 4, REQ_SLOT = 8, REQ_OP = 12, REQ_SEQ = 16, REQ_IMM = 24,
@@ -44,7 +44,9 @@ final class RemotePath {
     private static final VarHandle SEQ = MethodHandles.arrayElementVarHandle(long[].class);
     private static final long RNR_DELAY_NANOS = 20_000;
 
-    private final SimQp qp;
+    private final QpRequester qp;
+    private final int qpn;
+    private final QpType type;
     private final SendSlots sl;
     private final SimDevice dev;
     private final Fabric fabric;
@@ -61,10 +63,13 @@ final class RemotePath {
     private int checkedNeed;
     private long checkedRun = -1;
 
-    RemotePath(SimQp qp, int cap) {
+    /** The path of QP {@code qpn} (of type {@code type}, on fabric-joined {@code dev}) whose send queue is {@code sl}. */
+    RemotePath(QpRequester qp, int qpn, QpType type, SimDevice dev, SendSlots sl, int cap) {
         this.qp = qp;
-        this.sl = qp.sl;
-        this.dev = qp.dev;
+        this.qpn = qpn;
+        this.type = type;
+        this.sl = sl;
+        this.dev = dev;
         this.fabric = dev.fabric();
         this.dir = dev.directory();
         this.mem = dev.sharedMemory();
@@ -86,53 +91,54 @@ final class RemotePath {
     }
 
     /**
-     * Execute slot s towards peer QP {@code dqpn}: a WcStatus to complete with (SUCCESS included),
-     * or {@link #WAIT}.
+     * Execute slot s towards peer QP {@code dqpn} in engine run {@code run}: a WcStatus to complete
+     * with (SUCCESS included), or {@link #WAIT}.
      */
-    int execute(int s, Opcode o, int dqpn) {
+    int execute(int s, Opcode o, int dqpn, long run) {
         return switch (o) {
-            case RDMA_WRITE -> oneSided(s, dqpn, false);
-            case RDMA_READ -> oneSided(s, dqpn, true);
+            case RDMA_WRITE -> oneSided(s, dqpn, false, run);
+            case RDMA_READ -> oneSided(s, dqpn, true, run);
             default -> twoSided(s, o, dqpn);
         };
     }
 
-    private int oneSided(int s, int dqpn, boolean read) {
+    private int oneSided(int s, int dqpn, boolean read, long run) {
         int need = read ? Access.REMOTE_READ : Access.REMOTE_WRITE;
-        long run = qp.eng.runs;
         int st = checkQp(dqpn, need, run);
         if (st == 0) {
-            long len = sl.len[s];
-            MrWindow w = resolve(run, sl.rkey[s], dqpn, dir.pdOfQp(dqpn), need);
-            long off = w == null ? -1 : w.offsetOf(sl.raddr[s], len);
+            long len = sl.length(s);
+            MrWindow w = resolve(run, sl.rkey(s), dqpn, dir.pdOfQp(dqpn), need);
+            long off = w == null ? -1 : w.offsetOf(sl.remoteAddr(s), len);
             if (off < 0) {
                 st = WcStatus.REM_ACCESS_ERR;
             } else if (read) {
-                qp.eng.scatterFrom(s, w.mapping, off);
+                sl.scatterFrom(s, w.mapping, off);
             } else {
-                qp.eng.gather(s, 0, w.mapping, off, len);
+                sl.gather(s, 0, w.mapping, off, len);
             }
         }
-        if (st == WcStatus.REM_ACCESS_ERR && qp.type == QpType.RC) {
+        if (st == WcStatus.REM_ACCESS_ERR && type == QpType.RC) {
             notifyAccessError(dqpn);
         }
         return st;
     }
 
     /**
-     * The checks {@link DirectWrites} makes once per list of writes to peer QP {@code dqpn}: the
-     * peer's PD id when the QP takes RDMA writes from this one, else -1 (the ordinary path reports).
+     * The checks {@link DirectWrites} makes once per list of writes to peer QP {@code dqpn} (in
+     * engine run {@code run}): the peer's PD id when the QP takes RDMA writes from this one, else -1
+     * (the ordinary path reports).
      */
-    int directTarget(int dqpn) {
-        return checkQp(dqpn, Access.REMOTE_WRITE, qp.eng.runs) == 0 ? dir.pdOfQp(dqpn) : -1;
+    int directTarget(int dqpn, long run) {
+        return checkQp(dqpn, Access.REMOTE_WRITE, run) == 0 ? dir.pdOfQp(dqpn) : -1;
     }
 
     /**
      * The window of peer MR {@code rkey} (owned with QP {@code dqpn}, in PD {@code pd}) for a direct
-     * RDMA write, or null; the caller checks the range with {@link MrWindow#offsetOf}.
+     * RDMA write in engine run {@code run}, or null; the caller checks the range with
+     * {@link MrWindow#offsetOf}.
      */
-    MrWindow directWindow(int rkey, int dqpn, int pd) {
-        return resolve(qp.eng.runs, rkey, dqpn, pd, Access.REMOTE_WRITE);
+    MrWindow directWindow(int rkey, int dqpn, int pd, long run) {
+        return resolve(run, rkey, dqpn, pd, Access.REMOTE_WRITE);
     }
 
     /**
@@ -161,7 +167,7 @@ final class RemotePath {
         if (run == checkedRun && dqpn == checkedQpn && need == checkedNeed) {
             return 0;
         }
-        int st = dir.checkQp(dqpn, qp.qpn, qp.type, need);
+        int st = dir.checkQp(dqpn, qpn, type, need);
         if (st == 0) {
             checkedQpn = dqpn;
             checkedNeed = need;
@@ -187,17 +193,17 @@ final class RemotePath {
 
     private int twoSided(int s, Opcode o, int dqpn) {
         if (sentAt[s] == 0) {
-            int st = dir.checkQp(dqpn, qp.qpn, qp.type, 0);
+            int st = dir.checkQp(dqpn, qpn, type, 0);
             if (st != 0) {
-                return qp.type == QpType.UD ? WcStatus.SUCCESS : st;
+                return type == QpType.UD ? WcStatus.SUCCESS : st;
             }
             int claimed;
             try {
                 claimed = send(s, o, dqpn);
             } catch (RuntimeException corrupt) { // the peer's ring trailer is scribbled: nothing gets through
-                return qp.type == QpType.UD ? WcStatus.SUCCESS : WcStatus.RETRY_EXC_ERR;
+                return type == QpType.UD ? WcStatus.SUCCESS : WcStatus.RETRY_EXC_ERR;
             }
-            if (qp.type == QpType.UD) {
+            if (type == QpType.UD) {
                 return WcStatus.SUCCESS; // a datagram: the sender never learns what became of it
             }
             if (claimed == -1) {
@@ -216,16 +222,16 @@ final class RemotePath {
             }
             fullSince[s] = 0;
             sentAt[s] = System.nanoTime() | 1;
-            dev.remoteWaiting(qp);
+            qp.awaitRemote();
             return WAIT;
         }
-        long want = sl.seq[s] + 1;
+        long want = sl.seq(s) + 1;
         if ((long) SEQ.getAcquire(answered, s) != want) {
             if (fabric.peerGone(procOfQpn(dqpn)) || System.nanoTime() - sentAt[s] > dev.retryTimeoutNanos()) {
                 sentAt[s] = 0;
                 return WcStatus.RETRY_EXC_ERR;
             }
-            dev.remoteWaiting(qp);
+            qp.awaitRemote();
             return WAIT;
         }
         int st = status[s];
@@ -235,7 +241,7 @@ final class RemotePath {
                 return WcStatus.RNR_RETRY_EXC_ERR;
             }
             if (System.nanoTime() - sentAt[s] < RNR_DELAY_NANOS) {
-                dev.remoteWaiting(qp);
+                qp.awaitRemote();
                 return WAIT;
             }
             SEQ.setRelease(answered, s, 0L);
@@ -249,7 +255,7 @@ final class RemotePath {
     /** Write slot s as a request into the target's ring: 1 sent, 0 ring full, -1 too long for a ring. */
     private int send(int s, Opcode o, int dqpn) {
         ManyToOneRingBuffer r = fabric.ring(procOfQpn(dqpn));
-        long len = sl.len[s];
+        long len = sl.length(s);
         if (len > r.maxMsgLength() - REQ_DATA) {
             return -1;
         }
@@ -258,19 +264,19 @@ final class RemotePath {
             return 0;
         }
         UnsafeBuffer b = (UnsafeBuffer) r.buffer();
-        b.putInt(i + REQ_SRC, qp.qpn);
+        b.putInt(i + REQ_SRC, qpn);
         b.putInt(i + REQ_DST, dqpn);
         b.putInt(i + REQ_SLOT, s);
         b.putInt(i + REQ_OP, o.ordinal());
-        b.putLong(i + REQ_SEQ, sl.seq[s] + 1);
-        b.putInt(i + REQ_IMM, sl.imm[s]);
-        b.putInt(i + REQ_TYPE, qp.type.ordinal());
-        b.putLong(i + REQ_RADDR, sl.raddr[s]);
-        b.putInt(i + REQ_RKEY, sl.rkey[s]);
+        b.putLong(i + REQ_SEQ, sl.seq(s) + 1);
+        b.putInt(i + REQ_IMM, sl.imm(s));
+        b.putInt(i + REQ_TYPE, type.ordinal());
+        b.putLong(i + REQ_RADDR, sl.remoteAddr(s));
+        b.putInt(i + REQ_RKEY, sl.rkey(s));
         b.putInt(i + REQ_LEN, (int) len);
-        b.putInt(i + REQ_INC, qp.incarnation);
+        b.putInt(i + REQ_INC, qp.incarnation());
         long at = area(procOfQpn(dqpn)) + i + REQ_DATA;
-        qp.eng.gather(s, 0, fabric.segment, at, len);
+        sl.gather(s, 0, fabric.segment, at, len);
         r.commit(i);
         return 1;
     }

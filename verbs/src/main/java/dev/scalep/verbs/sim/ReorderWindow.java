@@ -5,15 +5,16 @@ package dev.scalep.verbs.sim;
  * window and one chosen by a seeded xorshift generator executes when the window is full (or all of
  * them, in random order, on a progress tick); WQEs that found no receive are parked and retried.
  * The seed depends on the device's seed and the QP's generation and slot, so a run is reproducible.
+ * The window and the parked list hold slots of the QP's {@link SendSlots}.
  */
 final class ReorderWindow {
-    final int window;
-    final int[] win;
-    int winCount;
-    final int[] parked;
-    int parkedCount;
+    private final int window;
+    private final int[] win;
+    private int winCount;
+    private final int[] parked;
+    private int parkedCount;
     /** Flush scratch: window and parked WQEs sorted back into post order. */
-    final int[] scratch;
+    private final int[] scratch;
     private long rng;
 
     ReorderWindow(int window, int cap, long seed, int qpn) {
@@ -34,7 +35,7 @@ final class ReorderWindow {
         return z == 0 ? 1 : z;
     }
 
-    int nextRandom(int bound) {
+    private int nextRandom(int bound) {
         long x = rng;
         x ^= x << 13;
         x ^= x >>> 7;
@@ -46,5 +47,78 @@ final class ReorderWindow {
     void reset() {
         winCount = 0;
         parkedCount = 0;
+    }
+
+    /** Whether a WQE waits in the window or is parked (the QP holds work back). */
+    boolean holds() {
+        return winCount + parkedCount > 0;
+    }
+
+    boolean full() {
+        return winCount == window;
+    }
+
+    boolean isEmpty() {
+        return winCount == 0;
+    }
+
+    /** Slot s enters the window (not {@link #full}). */
+    void add(int s) {
+        win[winCount++] = s;
+    }
+
+    /** Take the entry the generator picks out of the (non-empty) window. */
+    int takeRandom() {
+        int r = nextRandom(winCount);
+        int s = win[r];
+        win[r] = win[--winCount];
+        return s;
+    }
+
+    /** Slot s found no receive: it waits to be retried. */
+    void park(int s) {
+        parked[parkedCount++] = s;
+    }
+
+    int parkedCount() {
+        return parkedCount;
+    }
+
+    /** The i-th parked slot; {@link #unpark} moves the last one into its place. */
+    int parkedAt(int i) {
+        return parked[i];
+    }
+
+    void unpark(int i) {
+        parked[i] = parked[--parkedCount];
+    }
+
+    /**
+     * Empty the window and the parked list into the flush scratch, sorted back into post order
+     * ({@link SendSlots#seq}); returns how many, to be read with {@link #drainedAt}.
+     */
+    int drainInPostOrder(SendSlots sl) {
+        int n = 0;
+        for (int i = 0; i < winCount; i++) {
+            scratch[n++] = win[i];
+        }
+        for (int i = 0; i < parkedCount; i++) {
+            scratch[n++] = parked[i];
+        }
+        winCount = parkedCount = 0;
+        for (int i = 1; i < n; i++) { // insertion sort by post order
+            int x = scratch[i];
+            int j = i - 1;
+            while (j >= 0 && sl.seq(scratch[j]) > sl.seq(x)) {
+                scratch[j + 1] = scratch[j];
+                j--;
+            }
+            scratch[j + 1] = x;
+        }
+        return n;
+    }
+
+    int drainedAt(int i) {
+        return scratch[i];
     }
 }

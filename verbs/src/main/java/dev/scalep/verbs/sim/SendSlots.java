@@ -1,9 +1,13 @@
 package dev.scalep.verbs.sim;
 
+import dev.scalep.verbs.Access;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.SendFlags;
 import dev.scalep.verbs.SendWorkRequests;
+import dev.scalep.verbs.WcStatus;
+import org.agrona.collections.IntArrayList;
+import org.agrona.collections.IntArrayQueue;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
@@ -12,11 +16,23 @@ import java.lang.invoke.VarHandle;
 /**
  * The send queue's WQE slots of one QP (its engine lock held): each posted WR is copied into a free
  * slot (inline payloads too, so the caller may reuse its buffer when the post returns), queued in
- * post order ({@code pend}), and, on an in-order device, kept as unretired while unsignaled until a
- * later CQE retires it. Primitive arrays indexed by slot: nothing is allocated per WR.
+ * post order, and, on an in-order device, kept as unretired while unsignaled until a later CQE
+ * retires it. A slot's fields are primitive arrays indexed by slot, and its rings (the free stack,
+ * the post-order queue, the unretired queue) are Agrona primitive collections sized once: nothing
+ * is allocated per WR.
+ *
+ * <p>The rings are reached only through this class, which keeps their invariant: every slot is on
+ * exactly one of the free stack, the post-order queue, the unretired queue or with the engine (the
+ * reorder window, or a WQE executing), and {@link #room} is the free slots less the
+ * {@link #executedSilently silent} WQEs that hold a place without one.
+ *
+ * <p>It also moves a slot's payload ({@link #gather}, {@link #scatterFrom}) and checks its local
+ * keys ({@link #checkLocal}) through the last local MR it resolved.
  */
 final class SendSlots {
     private static final VarHandle OUTSTANDING;
+    private static final Opcode[] OPS = Opcode.values();
+    private static final int NONE = -1;
 
     static {
         try {
@@ -26,48 +42,50 @@ final class SendSlots {
         }
     }
 
-    final int cap;
-    final int maxSge;
-    final int maxInline;
-    final long[] wrId;
-    final int[] op;
-    final boolean[] signaled;
-    final boolean[] inlined;
-    final int[] imm;
-    final long[] raddr;
-    final int[] rkey;
-    final int[] ahId;
-    final int[] dqpn;
-    final int[] numSge;
-    final long[] sgeAddr;
-    final int[] sgeLen;
-    final int[] sgeLkey;
-    final long[] len;
-    final long[] seq;
-    final MemorySegment inl;
-    final int[] free;
-    int freeTop;
-    final int[] pend;
-    int pendHead;
-    int pendCount;
-    final int[] unret;
-    int unretHead;
-    int unretCount;
-    long nextSeq;
+    private final int cap;
+    private final int maxSge;
+    private final int maxInline;
+    private final SlotTable<SimMr> mrs;
+    private final long[] wrId;
+    private final int[] op;
+    private final boolean[] signaled;
+    private final boolean[] inlined;
+    private final int[] imm;
+    private final long[] raddr;
+    private final int[] rkey;
+    private final int[] ahId;
+    private final int[] dqpn;
+    private final int[] numSge;
+    private final long[] sgeAddr;
+    private final int[] sgeLen;
+    private final int[] sgeLkey;
+    private final long[] len;
+    private final long[] seq;
+    private final MemorySegment inl;
+    /** Slots no WQE holds. */
+    private final IntArrayList free;
+    /** Posted WQEs the engine has not taken yet, in post order. */
+    private final IntArrayQueue queued;
+    /** Executed unsignaled WQEs of an in-order device, waiting for a later CQE, in post order. */
+    private final IntArrayQueue unretired;
+    private long nextSeq;
     /**
      * WQEs executed unsignaled at post time ({@link DirectWrites}): outstanding and holding their
      * place in the queue ({@link #room}), but no slot, since nothing about them is reported; the
      * next CQE retires them with every earlier unsignaled WQE ({@link #retireSilent}).
      */
-    int silent;
+    private int silent;
     /** WQEs posted and not retired, for racy readers: the engine's {@link #count}, published at the end of a post and of a run. */
-    volatile int outstanding;
+    private volatile int outstanding;
     private int count;
+    /** The last MR named by an lkey of this send queue (see {@link #localMr}). */
+    private SimMr lastLocal;
 
-    SendSlots(int cap, int maxSendSge, int maxInline) {
+    SendSlots(int cap, int maxSendSge, int maxInline, SlotTable<SimMr> mrs) {
         this.cap = cap;
         this.maxSge = Math.max(1, maxSendSge);
         this.maxInline = maxInline;
+        this.mrs = mrs;
         wrId = new long[cap];
         op = new int[cap];
         signaled = new boolean[cap];
@@ -84,25 +102,34 @@ final class SendSlots {
         len = new long[cap];
         seq = new long[cap];
         inl = maxInline > 0 ? MemorySegment.ofArray(new byte[cap * maxInline]) : null;
-        free = new int[cap];
-        pend = new int[cap];
-        unret = new int[cap];
+        free = new IntArrayList(Math.max(1, cap), NONE);
+        // an IntArrayQueue grows when an offer fills it: room for cap + 1 keeps cap entries allocation-free
+        queued = new IntArrayQueue(Math.max(IntArrayQueue.MIN_CAPACITY, cap + 1), NONE);
+        unretired = new IntArrayQueue(Math.max(IntArrayQueue.MIN_CAPACITY, cap + 1), NONE);
         reset();
     }
 
+    /** Every slot free, nothing queued or outstanding (create, reset, destroy). */
     void reset() {
-        for (int i = 0; i < cap; i++) {
-            free[i] = cap - 1 - i;
+        free.clear();
+        for (int i = cap - 1; i >= 0; i--) {
+            free.pushInt(i);
         }
-        freeTop = cap;
-        pendHead = pendCount = unretHead = unretCount = silent = 0;
+        queued.clear();
+        unretired.clear();
+        silent = 0;
         count = 0;
         outstanding = 0;
     }
 
-    /** Copy WR i (validated: opcode o, flags f) into a free slot and queue it; true when its payload was inlined. */
-    boolean enqueue(SendWorkRequests wrs, int i, Opcode o, int f, QpType type, boolean sigAll, SimDevice dev) {
-        int s = free[--freeTop];
+    // ------------------------------------------------------------------ post side
+
+    /**
+     * Copy WR i (validated: opcode o, flags f; {@link #room} checked) into a free slot and queue it;
+     * true when its payload was inlined.
+     */
+    boolean enqueue(SendWorkRequests wrs, int i, Opcode o, int f, QpType type, boolean sigAll) {
+        int s = free.popInt();
         wrId[s] = wrs.wrId(i);
         op[s] = o.ordinal();
         signaled[s] = sigAll || (f & SendFlags.SIGNALED) != 0;
@@ -123,7 +150,7 @@ final class SendSlots {
             for (int j = 0; j < ns; j++) {
                 int l = wrs.sgeLength(i, j);
                 if (l > 0) {
-                    copyFromAddress(dev, wrs.sgeAddr(i, j), wrs.sgeLkey(i, j), l, off + total);
+                    copyFromAddress(wrs.sgeAddr(i, j), wrs.sgeLkey(i, j), l, off + total);
                 }
                 total += l;
             }
@@ -141,9 +168,7 @@ final class SendSlots {
         }
         len[s] = total;
         seq[s] = nextSeq++;
-        int p = pendHead + pendCount;
-        pend[p >= cap ? p - cap : p] = s;
-        pendCount++;
+        queued.offerInt(s);
         count++;
         return inline;
     }
@@ -153,7 +178,7 @@ final class SendSlots {
      * what its completion and retirement need. Returns the slot.
      */
     int executed(long id, Opcode o, boolean sig, long length) {
-        int s = free[--freeTop];
+        int s = free.popInt();
         wrId[s] = id;
         op[s] = o.ordinal();
         signaled[s] = sig;
@@ -167,7 +192,7 @@ final class SendSlots {
 
     /** WQEs the send queue can still take: free slots less those the silent WQEs hold. */
     int room() {
-        return freeTop - silent;
+        return free.size() - silent;
     }
 
     /** Count n WRs the engine executed unsignaled at post time, in post order (see {@link #silent}). */
@@ -177,14 +202,47 @@ final class SendSlots {
         silent += n;
     }
 
+    /** WQEs posted so far (the doorbell's producer index). */
+    long posted() {
+        return nextSeq;
+    }
+
+    // ------------------------------------------------------------------ engine side
+
+    /** Whether a posted WQE waits for the engine. */
+    boolean hasQueued() {
+        return !queued.isEmpty();
+    }
+
+    /** The oldest queued WQE's slot (there is one: {@link #hasQueued}), left at the head. */
+    int headQueued() {
+        return queued.peekInt();
+    }
+
+    /** Take the oldest queued WQE's slot off the queue (the engine executed, windowed or flushed it). */
+    int dequeue() {
+        return queued.pollInt();
+    }
+
+    /** Slot s executed unsignaled on an in-order device: it retires with the next CQE. */
+    void deferRetire(int s) {
+        unretired.offerInt(s);
+    }
+
+    /** The oldest executed unsignaled WQE's slot, taken off its queue, or -1 when there is none. */
+    int nextUnretired() {
+        return unretired.pollInt();
+    }
+
     /** A CQE was written or the queue flushed: every silent WQE retires. */
     void retireSilent() {
         count -= silent;
         silent = 0;
     }
 
-    /** One WQE retired (its slot is back on the free stack). */
-    void retired() {
+    /** Slot s's WQE retired: the slot is free again. */
+    void retire(int s) {
+        free.pushInt(s);
         count--;
     }
 
@@ -193,9 +251,142 @@ final class SendSlots {
         OUTSTANDING.setRelease(this, count);
     }
 
+    /** WQEs posted and not retired, as last published (any thread). */
+    int outstanding() {
+        return outstanding;
+    }
+
+    // ------------------------------------------------------------------ a slot's fields
+
+    int maxInline() {
+        return maxInline;
+    }
+
+    long wrId(int s) {
+        return wrId[s];
+    }
+
+    Opcode op(int s) {
+        return OPS[op[s]];
+    }
+
+    boolean signaled(int s) {
+        return signaled[s];
+    }
+
+    boolean inlined(int s) {
+        return inlined[s];
+    }
+
+    int imm(int s) {
+        return imm[s];
+    }
+
+    long remoteAddr(int s) {
+        return raddr[s];
+    }
+
+    int rkey(int s) {
+        return rkey[s];
+    }
+
+    int ahId(int s) {
+        return ahId[s];
+    }
+
+    int remoteQpn(int s) {
+        return dqpn[s];
+    }
+
+    /** The payload's length in bytes. */
+    long length(int s) {
+        return len[s];
+    }
+
+    /** The WQE's place in post order (0 for the first WQE since create or reset). */
+    long seq(int s) {
+        return seq[s];
+    }
+
+    // ------------------------------------------------------------------ a slot's payload
+
+    /**
+     * The requester's local checks of slot s's SGEs: each lkey names a live MR of PD {@code base}
+     * holding the SGE's range (with local write when {@code localWrite}); 0, or LOC_PROT_ERR.
+     */
+    int checkLocal(int s, boolean localWrite, SimPd base) {
+        int b = s * maxSge;
+        for (int j = 0, n = numSge[s]; j < n; j++) {
+            long l = Integer.toUnsignedLong(sgeLen[b + j]);
+            SimMr mr = localMr(sgeLkey[b + j]);
+            if (mr == null || mr.basePd != base || !mr.contains(sgeAddr[b + j], l)
+                    || (localWrite && (mr.access & Access.LOCAL_WRITE) == 0)) {
+                return WcStatus.LOC_PROT_ERR;
+            }
+        }
+        return 0;
+    }
+
+    /** Copy {@code n} payload bytes of slot s, from payload offset {@code from}, to a contiguous range. */
+    void gather(int s, long from, MemorySegment dst, long dstOff, long n) {
+        if (n <= 0) {
+            return;
+        }
+        if (inlined[s]) {
+            Receives.copy(inl, (long) s * maxInline + from, dst, dstOff, n);
+            return;
+        }
+        int b = s * maxSge;
+        long pos = 0;
+        for (int j = 0, k = numSge[s]; j < k && n > 0; j++) {
+            long l = Integer.toUnsignedLong(sgeLen[b + j]);
+            if (from < pos + l) {
+                long within = from - pos;
+                long chunk = Math.min(l - within, n);
+                SimMr mr = localMr(sgeLkey[b + j]);
+                if (mr != null) {
+                    Receives.copy(mr.segment, sgeAddr[b + j] - mr.address + within, dst, dstOff, chunk);
+                }
+                dstOff += chunk;
+                from += chunk;
+                n -= chunk;
+            }
+            pos += l;
+        }
+    }
+
+    /** An RDMA read's data: copy from {@code src} at {@code srcOff} into slot s's local SGEs. */
+    void scatterFrom(int s, MemorySegment src, long srcOff) {
+        int b = s * maxSge;
+        for (int j = 0, n = numSge[s]; j < n; j++) {
+            long l = Integer.toUnsignedLong(sgeLen[b + j]);
+            SimMr mr = localMr(sgeLkey[b + j]);
+            if (mr != null && l > 0) {
+                Receives.copy(src, srcOff, mr.segment, sgeAddr[b + j] - mr.address, l);
+            }
+            srcOff += l;
+        }
+    }
+
+    /**
+     * The live MR with key {@code key}: the cached one while it is not deregistered (destroy sets
+     * its closed flag before the key is released), else the device's key table.
+     */
+    private SimMr localMr(int key) {
+        SimMr m = lastLocal;
+        if (m != null && m.simId() == key && m.live()) {
+            return m;
+        }
+        m = mrs.get(key);
+        if (m != null) {
+            lastLocal = m;
+        }
+        return m;
+    }
+
     /** Inline copy at post time: the CPU reads the caller's buffer (through its MR when the lkey names one). */
-    private void copyFromAddress(SimDevice dev, long addr, int lkey, int l, long dstOff) {
-        SimMr mr = dev.mrs.get(lkey);
+    private void copyFromAddress(long addr, int lkey, int l, long dstOff) {
+        SimMr mr = mrs.get(lkey);
         if (mr != null && mr.contains(addr, l)) {
             Receives.copy(mr.segment, addr - mr.address, inl, dstOff, l);
         } else {

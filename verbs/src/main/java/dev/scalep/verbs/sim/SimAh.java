@@ -5,13 +5,13 @@ import dev.scalep.verbs.ProtectionDomain;
 import dev.scalep.verbs.QpAddress;
 
 /** A simulated address handle; its {@link #handle()} is its id in the device's AH table. */
-final class SimAh implements AddressHandle, SlotTable.Entry {
+final class SimAh extends SimResource implements AddressHandle, SlotTable.Entry {
     final SimPd pd;
     final QpAddress destination;
     private final int id;
-    private volatile boolean closed;
 
     SimAh(SimPd pd, QpAddress destination, int id) {
+        super(pd.ctx);
         this.pd = pd;
         this.destination = destination;
         this.id = id;
@@ -37,22 +37,8 @@ final class SimAh implements AddressHandle, SlotTable.Entry {
         return id;
     }
 
-    boolean isClosed() {
-        return closed;
-    }
-
     @Override
-    public void close() {
-        synchronized (pd.ctx.ctl) {
-            destroy();
-        }
-    }
-
-    void destroy() {
-        if (closed) {
-            return;
-        }
-        closed = true;
+    void release() {
         pd.ctx.device.ahs.release(this);
         pd.ahs.remove(this);
         pd.ctx.ahs.remove(this);

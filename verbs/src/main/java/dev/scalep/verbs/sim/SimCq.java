@@ -1,7 +1,6 @@
 package dev.scalep.verbs.sim;
 
 import dev.scalep.verbs.AsyncEvent;
-import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.Context;
 import dev.scalep.verbs.CqOptions;
@@ -36,10 +35,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * the device's progress (releases operations held in reordering windows) and looks once more; so
  * does a thread waiting in {@link #awaitEvent}, every millisecond.
  */
-final class SimCq implements CompletionQueue {
+final class SimCq extends SimResource implements CompletionQueue {
     private static final VarHandle SEQ = MethodHandles.arrayElementVarHandle(long[].class);
 
-    final SimContext ctx;
     private final int depth;
     private final CqOptions options;
     private final long[] wrId;
@@ -55,7 +53,6 @@ final class SimCq implements CompletionQueue {
     private final AtomicLong dropped = new AtomicLong();
     private volatile long head;
     private volatile boolean overrun;
-    private volatile boolean closed;
     private final ReentrantLock pollLock;
     private final boolean reorders;
 
@@ -71,7 +68,7 @@ final class SimCq implements CompletionQueue {
     private volatile int modPeriodMicros;
 
     SimCq(SimContext ctx, int depth, CqOptions options) {
-        this.ctx = ctx;
+        super(ctx);
         this.depth = depth;
         this.options = options;
         wrId = new long[depth];
@@ -85,16 +82,6 @@ final class SimCq implements CompletionQueue {
         seq = new long[depth];
         pollLock = options.singleThreaded() && ctx.caps.singleThreadedCq() ? null : new ReentrantLock();
         reorders = !ctx.caps.inOrder();
-    }
-
-    boolean isClosed() {
-        return closed;
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new ClosedException("completion queue");
-        }
     }
 
     @Override
@@ -117,7 +104,7 @@ final class SimCq implements CompletionQueue {
      * destroyed CQ).
      */
     boolean push(long id, int st, int op, int len, int immData, boolean hasImm, int qp, int src) {
-        if (overrun || closed) {
+        if (overrun || isClosed()) {
             return false;
         }
         long c = tail.getAndIncrement();
@@ -158,7 +145,7 @@ final class SimCq implements CompletionQueue {
         overrun = true;
         ctx.raise(AsyncEvent.ofCq(AsyncEvent.CQ_ERR, this));
         for (SimQp q : attached) {
-            if (!q.closed && q.state != QpState.ERR) {
+            if (!q.isClosed() && q.state != QpState.ERR) {
                 ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_FATAL, q));
             }
             q.fatal();
@@ -337,25 +324,16 @@ final class SimCq implements CompletionQueue {
     }
 
     @Override
-    public void close() {
-        synchronized (ctx.ctl) {
-            if (closed) {
-                return;
-            }
-            if (attached.length > 0) {
-                throw new VerbsException(options.extended() ? "ibv_destroy_cq (extended)" : "ibv_destroy_cq",
-                        Errno.EBUSY, ctx.device.name(), "still used by " + Arrays.toString(attached));
-            }
-            destroy();
+    void checkNoChildren() {
+        if (attached.length > 0) {
+            throw new VerbsException(options.extended() ? "ibv_destroy_cq (extended)" : "ibv_destroy_cq",
+                    Errno.EBUSY, ctx.device.name(), "still used by " + Arrays.toString(attached));
         }
     }
 
-    void destroy() {
-        if (closed) {
-            return;
-        }
+    @Override
+    void release() {
         unacked.set(0); // the runtime acknowledges outstanding events before ibv_destroy_cq
-        closed = true;
         ctx.cqs.remove(this);
         ctx.accounting.add(Accounting.CQS, -1);
         ctx.accounting.add(Accounting.MEMORY, -Accounting.CQ_BYTES_PER_CQE * depth);

@@ -1,6 +1,5 @@
 package dev.scalep.verbs.sim;
 
-import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.ProtectionDomain;
 
@@ -10,7 +9,7 @@ import java.lang.foreign.MemorySegment;
  * A simulated memory region: lkey and rkey are both its id in the device's key table. The device
  * reads and writes {@link #segment()} directly.
  */
-final class SimMr implements MemoryRegion, SlotTable.Entry {
+final class SimMr extends SimResource implements MemoryRegion, SlotTable.Entry {
     final SimPd pd;
     final SimPd basePd;
     final MemorySegment segment;
@@ -18,9 +17,9 @@ final class SimMr implements MemoryRegion, SlotTable.Entry {
     final long length;
     final int access;
     private final int key;
-    private volatile boolean closed;
 
     SimMr(SimPd pd, MemorySegment segment, int access, int key) {
+        super(pd.ctx);
         this.pd = pd;
         this.basePd = pd.base();
         this.segment = segment;
@@ -37,7 +36,7 @@ final class SimMr implements MemoryRegion, SlotTable.Entry {
 
     /** Whether the region is still registered (the data path's check of a cached MR). */
     boolean live() {
-        return !closed;
+        return !isClosed();
     }
 
     /** Whether [addr, addr+len) lies inside the region. */
@@ -83,25 +82,13 @@ final class SimMr implements MemoryRegion, SlotTable.Entry {
     @Override
     public void deregister() {
         synchronized (pd.ctx.ctl) {
-            if (closed) {
-                throw new ClosedException("memory region (lkey " + key + ")");
-            }
+            checkOpen();
             destroy();
         }
     }
 
     @Override
-    public void close() {
-        synchronized (pd.ctx.ctl) {
-            destroy();
-        }
-    }
-
-    void destroy() {
-        if (closed) {
-            return;
-        }
-        closed = true;
+    void release() {
         FabricDirectory d = pd.ctx.device.directory();
         if (d != null) {
             d.clearMr(key);

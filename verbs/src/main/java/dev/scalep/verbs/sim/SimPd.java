@@ -2,7 +2,6 @@ package dev.scalep.verbs.sim;
 
 import dev.scalep.verbs.Access;
 import dev.scalep.verbs.AddressHandle;
-import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.Context;
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.MemoryRegion;
@@ -26,7 +25,7 @@ import java.util.Set;
  * A simulated protection domain, or a parent domain ({@link #threadDomain()} non-null) over a base
  * PD. Creation methods are thread-safe (context lock).
  */
-final class SimPd implements ProtectionDomain {
+final class SimPd extends SimResource implements ProtectionDomain {
     /**
      * System property that lets {@link #createQp} attach QPs whose combined queue depth exceeds a
      * CQ's depth (to provoke a CQ overrun on purpose). Read at every create.
@@ -34,7 +33,6 @@ final class SimPd implements ProtectionDomain {
     public static final String ALLOW_CQ_OVERCOMMIT = "scalep.sim.allowCqOvercommit";
     private static final int REMOTE = Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
-    final SimContext ctx;
     private final SimPd base;
     final SimTd td;
     final Set<SimMr> mrs = new LinkedHashSet<>();
@@ -46,10 +44,9 @@ final class SimPd implements ProtectionDomain {
     final int id;
     private final List<SharedMemory.Allocation> allocations = new ArrayList<>();
     private Arena memory;
-    private boolean closed;
 
     SimPd(SimContext ctx, SimPd base, SimTd td) {
-        this.ctx = ctx;
+        super(ctx);
         this.base = base;
         this.td = td;
         this.id = base == null ? ctx.device.nextPdId() : base.id;
@@ -91,10 +88,10 @@ final class SimPd implements ProtectionDomain {
         return ctx.device.name();
     }
 
-    private void checkOpen() {
-        if (closed) {
-            throw new ClosedException(td == null ? "protection domain" : "parent domain");
-        }
+    /** Closed when this PD or its context is. */
+    @Override
+    void checkOpen() {
+        super.checkOpen();
         ctx.checkOpen();
     }
 
@@ -324,26 +321,16 @@ final class SimPd implements ProtectionDomain {
     }
 
     @Override
-    public void close() {
-        synchronized (ctx.ctl) {
-            if (closed) {
-                return;
-            }
-            List<Object> live = liveChildren();
-            if (!live.isEmpty()) {
-                throw new VerbsException(td == null ? "ibv_dealloc_pd" : "ibv_dealloc_pd (parent domain)",
-                        Errno.EBUSY, dev(), "still in use by " + live);
-            }
-            destroy();
+    void checkNoChildren() {
+        List<Object> live = liveChildren();
+        if (!live.isEmpty()) {
+            throw new VerbsException(td == null ? "ibv_dealloc_pd" : "ibv_dealloc_pd (parent domain)",
+                    Errno.EBUSY, dev(), "still in use by " + live);
         }
     }
 
-    /** Unconditional destroy; the context closes children first. */
-    void destroy() {
-        if (closed) {
-            return;
-        }
-        closed = true;
+    @Override
+    void release() {
         if (td != null) {
             td.parentDomains.remove(this);
             base.parentDomains.remove(this);

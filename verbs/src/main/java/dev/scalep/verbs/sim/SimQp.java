@@ -1,7 +1,6 @@
 package dev.scalep.verbs.sim;
 
 import dev.scalep.verbs.AsyncEvent;
-import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
@@ -25,10 +24,13 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * A simulated queue pair: the verbs API, the post path and the QP state machine (every transition
  * goes through {@link #setState}, every error transition through {@link #moveToError}). Its
- * roles live apart: {@link SendSlots} (the WQE slot table), {@link SimEngine} (the NIC's execution
- * engine), {@link DirectWrites} (plain RDMA writes executed at post time), {@link ReorderWindow}
- * (EFA's out-of-order window) and {@link RemotePath} (work towards QPs of other processes). The
- * behaviour they implement together:
+ * roles live apart: {@link SendSlots} (the WQE slots and their rings), {@link SimEngine} (the NIC's
+ * execution engine), {@link DirectWrites} (plain RDMA writes executed at post time),
+ * {@link ReorderWindow} (EFA's out-of-order window), {@link RemotePath} (work towards QPs of other
+ * processes) and {@link Receives#deliver} (the responder's half of a message that consumes a
+ * receive, for requesters of this process and of others alike). The parts see this QP only as a
+ * {@link QpRequester} (their own QP) or a {@link QpResponder} (a target), and are built from
+ * explicit arguments, so none reads a field of this class. The behaviour they implement together:
  *
  * <p><b>Post path.</b> {@link #postSend} takes the QP lock (a real {@link ReentrantLock}, absent on
  * a QP created through a parent domain), validates each WR against the create-time caps, copies it
@@ -61,9 +63,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * lock sets {@code work}; the holder runs it after unlocking ({@code afterUnlock}), so no thread
  * waits on the engine.
  */
-final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
+final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTable.Entry, QpRequester, QpResponder {
     final SimPd pd;
-    final SimContext ctx;
     final SimDevice dev;
     private final DeviceCapabilities caps;
     /** {@link DeviceCapabilities#supports}, by opcode ordinal (read per WR). */
@@ -82,17 +83,16 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     private final ReentrantLock engine = new ReentrantLock();
     private final boolean blueFlame;
     /** The send queue's WQE slots. */
-    final SendSlots sl;
+    private final SendSlots sl;
     /** EFA's reordering window; null on an in-order device. */
-    final ReorderWindow win;
+    private final ReorderWindow win;
     /** The NIC's execution engine for this send queue. */
-    final SimEngine eng;
+    private final SimEngine eng;
 
     volatile QpState state = QpState.RESET;
     private volatile int access;
     volatile int remoteQpn;
     private volatile int rnrRetry = 7;
-    volatile boolean closed;
     private volatile boolean work;
     private volatile boolean tick;
     /** Set while the engine waits for an answer from another process (see {@link SimDevice#remoteWaiting}). */
@@ -100,7 +100,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     /** Bumped on every move to ERR or RESET: requests of an earlier incarnation are dropped by responders. */
     volatile int incarnation;
     /** The path to QPs of other processes; null when the device is not on a fabric. */
-    final RemotePath remote;
+    private final RemotePath remote;
     /** Post-time execution of plain RDMA writes; null unless the QP is RC on an in-order device. */
     private final DirectWrites direct;
 
@@ -116,8 +116,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     private long blueFlameWrites;
 
     SimQp(SimPd pd, QpInitAttr attr, int qpn, SimCq sendCq, SimCq recvCq, SimSrq srq, SimUuar uuar, boolean lockFree) {
+        super(pd.ctx);
         this.pd = pd;
-        this.ctx = pd.ctx;
         this.dev = ctx.device;
         this.caps = ctx.caps;
         this.supported = new boolean[Opcode.values().length];
@@ -136,14 +136,20 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         this.lockFree = lockFree;
         this.qpLock = lockFree ? null : new ReentrantLock();
         this.blueFlame = ctx.mlx5() && ctx.options.blueFlame() && uuar != null && uuar.blueFlame;
+        // the send side's parts: each gets what it works with as arguments and calls nothing of this QP while built
         int cap = attr.maxSendWr();
-        this.sl = new SendSlots(cap, attr.maxSendSge(), attr.maxInline());
+        SimPd base = pd.base();
+        SendSlots slots = new SendSlots(cap, attr.maxSendSge(), attr.maxInline(), dev.mrs);
         boolean inOrder = caps.inOrder() || dev.efaWindow <= 1;
-        this.win = inOrder ? null : new ReorderWindow(Math.max(1, dev.efaWindow), cap, dev.efaSeed, qpn);
-        this.eng = new SimEngine(this, sl, win, ownRq);
-        this.remote = dev.fabric() == null ? null : new RemotePath(this, cap);
-        this.direct = inOrder && type == QpType.RC
-                ? new DirectWrites(this, supported[Opcode.RDMA_WRITE.ordinal()], caps.unsignaled()) : null;
+        ReorderWindow window = inOrder ? null : new ReorderWindow(Math.max(1, dev.efaWindow), cap, dev.efaSeed, qpn);
+        RemotePath path = dev.fabric() == null ? null : new RemotePath(this, qpn, type, dev, slots, cap);
+        SimEngine engine = new SimEngine(this, qpn, type, dev, base, sendCq, slots, window, path);
+        this.sl = slots;
+        this.win = window;
+        this.remote = path;
+        this.eng = engine;
+        this.direct = inOrder && type == QpType.RC ? new DirectWrites(this, qpn, attr, dev, base, slots, engine, path,
+                supported[Opcode.RDMA_WRITE.ordinal()], caps.unsignaled()) : null;
         var conn = attr.connection();
         var port = conn.selectPort("ibv_create_qp", dev.name(), dev.ports());
         this.srcGid = conn.selectGid("ibv_create_qp", dev.name(), port).gid();
@@ -160,8 +166,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         eng.updateHolding();
     }
 
-    /** Whether a progress tick was requested since the last call (clears it). */
-    boolean takeTick() {
+    @Override
+    public boolean takeTick() {
         boolean t = tick;
         tick = false;
         return t;
@@ -178,12 +184,6 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
 
     // ------------------------------------------------------------------ control path
 
-    private void checkOpen() {
-        if (closed) {
-            throw new ClosedException("QP " + qpn);
-        }
-    }
-
     private String devName() {
         return dev.name();
     }
@@ -195,13 +195,14 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         }
         state = to;
         FabricDirectory d = dev.directory();
-        if (d != null && !closed) {
+        if (d != null && !isClosed()) {
             d.updateQp(this);
         }
     }
 
     /** Move to ERR (once) and report the last WQE of an SRQ QP: the one error transition. */
-    void moveToError() {
+    @Override
+    public void moveToError() {
         if (state != QpState.ERR) {
             setState(QpState.ERR);
             enteredError();
@@ -212,8 +213,9 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
      * This QP, as an RC responder, found an RDMA request's rkey, range or access invalid: ERR and
      * QP_ACCESS_ERR (IBA local access violation, as mlx5), then flush.
      */
-    void responderAccessError() {
-        if (type == QpType.RC && !closed && state != QpState.ERR) {
+    @Override
+    public void responderAccessError() {
+        if (type == QpType.RC && !isClosed() && state != QpState.ERR) {
             setState(QpState.ERR);
             ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_ACCESS_ERR, this));
             enteredError();
@@ -221,12 +223,72 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         }
     }
 
-    int accessFlags() {
+    @Override
+    public int accessFlags() {
         return access;
     }
 
-    int rnrRetry() {
+    @Override
+    public int rnrRetry() {
         return rnrRetry;
+    }
+
+    // ------------------------------------------------------------------ what the engine's parts and targets see
+
+    @Override
+    public int remoteQpn() {
+        return remoteQpn;
+    }
+
+    @Override
+    public int incarnation() {
+        return incarnation;
+    }
+
+    @Override
+    public boolean accepts(QpType t, int srcQpn) {
+        return !isClosed() && receiving(state) && type == t && (t != QpType.RC || remoteQpn == srcQpn);
+    }
+
+    @Override
+    public SimPd basePd() {
+        return pd.base();
+    }
+
+    @Override
+    public boolean grants(SimMr m, long addr, long len, int need) {
+        return m != null && m.basePd == pd.base() && m.contains(addr, len) && (m.access & need) != 0
+                && (access & need) != 0;
+    }
+
+    @Override
+    public SimRecvQueue receiveQueue() {
+        return rq;
+    }
+
+    @Override
+    public SimCq recvCq() {
+        return recvCq;
+    }
+
+    @Override
+    public void flushOwnReceives() {
+        if (ownRq != null) {
+            ownRq.flush(recvCq, qpn);
+        }
+    }
+
+    @Override
+    public void awaitRemote() {
+        dev.remoteWaiting(this);
+    }
+
+    @Override
+    public void answered(int s, long seq, int status) {
+        if (remote != null) {
+            remote.onResponse(s, seq, status);
+            nudge();
+        }
     }
 
     private void transition(QpState to) {
@@ -322,7 +384,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
 
     /** The CQ overran or the peer failed this QP: move to ERR and flush as soon as the engine is free. */
     void fatal() {
-        if (closed) {
+        if (isClosed()) {
             return;
         }
         moveToError();
@@ -330,7 +392,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     }
 
     /** Ask the engine to run (from another thread, or from inside a delivery); never blocks. */
-    void nudge() {
+    @Override
+    public void nudge() {
         work = true;
         kick();
     }
@@ -352,7 +415,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             }
             try {
                 work = false;
-                if (!closed) {
+                if (!isClosed()) {
                     eng.process();
                 }
             } finally {
@@ -367,13 +430,10 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         }
     }
 
-    void destroy() {
-        engine.lock();
+    @Override
+    void release() {
+        engine.lock(); // an engine run in progress ends first; later ones see the QP closed
         try {
-            if (closed) {
-                return;
-            }
-            closed = true;
             state = QpState.RESET;
             resetQueues();
             if (ownRq != null) {
@@ -397,13 +457,6 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         ctx.releaseUuar(uuar);
         ctx.accounting.add(Accounting.QPS, -1);
         ctx.accounting.add(Accounting.MEMORY, -memoryBytes());
-    }
-
-    @Override
-    public void close() {
-        synchronized (ctx.ctl) {
-            destroy();
-        }
     }
 
     @Override
@@ -453,7 +506,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
 
     @Override
     public int outstandingSends() {
-        return sl.outstanding;
+        return sl.outstanding();
     }
 
     @Override
@@ -477,7 +530,8 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
     }
 
     /** Count {@code n} inline WQEs the post-time write path executed ({@link DirectWrites}). */
-    void countInline(long n) {
+    @Override
+    public void countInline(long n) {
         inlineWqes += n;
     }
 
@@ -553,7 +607,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
             if (rc != 0) {
                 break;
             }
-            if (sl.enqueue(wrs, i, o, f, type, attr.sigAll(), dev)) {
+            if (sl.enqueue(wrs, i, o, f, type, attr.sigAll())) {
                 inlineWqes++;
             }
             posted++;
@@ -584,7 +638,7 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         if (ctx.device.isEfa() && (f & ~(SendFlags.SIGNALED | SendFlags.INLINE)) != 0) {
             return Errno.EINVAL;
         }
-        if ((f & SendFlags.INLINE) != 0 && (o == Opcode.RDMA_READ || wrs.length(i) > sl.maxInline)) {
+        if ((f & SendFlags.INLINE) != 0 && (o == Opcode.RDMA_READ || wrs.length(i) > sl.maxInline())) {
             return Errno.EINVAL;
         }
         if (type.connectionless()) {
@@ -609,12 +663,12 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         if (l != null) {
             l.lock();
             try {
-                u.ring(qpn, (int) sl.nextSeq, wrs.segment(), wrs.address(from) - wrs.address(0), bf);
+                u.ring(qpn, (int) sl.posted(), wrs.segment(), wrs.address(from) - wrs.address(0), bf);
             } finally {
                 l.unlock();
             }
         } else {
-            u.ring(qpn, (int) sl.nextSeq, wrs.segment(), wrs.address(from) - wrs.address(0), bf);
+            u.ring(qpn, (int) sl.posted(), wrs.segment(), wrs.address(from) - wrs.address(0), bf);
         }
         if (bf) {
             blueFlameWrites++;
@@ -634,14 +688,14 @@ final class SimQp implements QueuePair, QpCounters, SlotTable.Entry {
         }
         int rc = ownRq.post(wrs);
         if (state == QpState.ERR) {
-            ownRq.flush(recvCq, qpn);
+            flushOwnReceives();
         }
         return rc;
     }
 
     /** This QP has just entered ERR: a QP on an SRQ reports its last WQE (IBV_EVENT_QP_LAST_WQE_REACHED). */
     void enteredError() {
-        if (srq != null && !closed) {
+        if (srq != null && !isClosed()) {
             ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_LAST_WQE_REACHED, this));
         }
     }

@@ -27,7 +27,7 @@ final class SimRecvQueue {
     private int head;
     private volatile int count;
     private long posted;
-    private SimQp[] waiters = new SimQp[4];
+    private QpRequester[] waiters = new QpRequester[4];
     private int nWaiters;
 
     SimRecvQueue(int capacity, int maxSge) {
@@ -107,7 +107,7 @@ final class SimRecvQueue {
             lock.unlock();
         }
         for (int k = 0; k < n; k++) {
-            SimQp w;
+            QpRequester w;
             lock.lock();
             try {
                 if (nWaiters == 0) {
@@ -123,7 +123,7 @@ final class SimRecvQueue {
     }
 
     /** Register a sender waiting for a receive (caller holds {@link #lock}). */
-    void addWaiter(SimQp qp) {
+    void addWaiter(QpRequester qp) {
         for (int i = 0; i < nWaiters; i++) {
             if (waiters[i] == qp) {
                 return;

@@ -1,6 +1,5 @@
 package dev.scalep.verbs.sim;
 
-import dev.scalep.verbs.ClosedException;
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.ProtectionDomain;
 import dev.scalep.verbs.RecvWorkRequests;
@@ -11,19 +10,15 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 
 /** A simulated SRQ: one receive ring consumed by whichever attached QP a message reaches. Thread-safe. */
-final class SimSrq implements SharedReceiveQueue {
+final class SimSrq extends SimResource implements SharedReceiveQueue {
     final SimPd pd;
     final SimRecvQueue queue;
     final Set<SimQp> qps = new LinkedHashSet<>();
-    private volatile boolean closed;
 
     SimSrq(SimPd pd, int maxWr, int maxSge) {
+        super(pd.ctx);
         this.pd = pd;
         this.queue = new SimRecvQueue(maxWr, maxSge);
-    }
-
-    boolean isClosed() {
-        return closed;
     }
 
     @Override
@@ -43,9 +38,7 @@ final class SimSrq implements SharedReceiveQueue {
 
     @Override
     public int postRecv(RecvWorkRequests wrs) {
-        if (closed) {
-            throw new ClosedException("shared receive queue");
-        }
+        checkOpen();
         return queue.post(wrs);
     }
 
@@ -55,24 +48,14 @@ final class SimSrq implements SharedReceiveQueue {
     }
 
     @Override
-    public void close() {
-        synchronized (pd.ctx.ctl) {
-            if (closed) {
-                return;
-            }
-            if (!qps.isEmpty()) {
-                throw new VerbsException("ibv_destroy_srq", Errno.EBUSY, pd.ctx.device.name(),
-                        "still used by " + qps);
-            }
-            destroy();
+    void checkNoChildren() {
+        if (!qps.isEmpty()) {
+            throw new VerbsException("ibv_destroy_srq", Errno.EBUSY, pd.ctx.device.name(), "still used by " + qps);
         }
     }
 
-    void destroy() {
-        if (closed) {
-            return;
-        }
-        closed = true;
+    @Override
+    void release() {
         queue.clear();
         pd.srqs.remove(this);
         pd.ctx.srqs.remove(this);

@@ -10,15 +10,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** A simulated mlx5 thread domain holding one dedicated, lock-free doorbell register. */
-final class SimTd implements ThreadDomain {
-    final SimContext ctx;
+final class SimTd extends SimResource implements ThreadDomain {
     final TdSharing sharing;
     final SimUuar reg;
     final List<SimPd> parentDomains = new ArrayList<>();
-    private boolean closed;
 
     SimTd(SimContext ctx, TdSharing sharing, SimUuar reg) {
-        this.ctx = ctx;
+        super(ctx);
         this.sharing = sharing;
         this.reg = reg;
     }
@@ -43,32 +41,16 @@ final class SimTd implements ThreadDomain {
         return reg.index;
     }
 
-    boolean isClosed() {
-        synchronized (ctx.ctl) {
-            return closed;
+    @Override
+    void checkNoChildren() {
+        if (!parentDomains.isEmpty()) {
+            throw new VerbsException("ibv_dealloc_td", Errno.EBUSY, ctx.device.name(),
+                    "thread domain (uUAR " + reg.index + ") is used by " + parentDomains);
         }
     }
 
     @Override
-    public void close() {
-        synchronized (ctx.ctl) {
-            if (closed) {
-                return;
-            }
-            if (!parentDomains.isEmpty()) {
-                throw new VerbsException("ibv_dealloc_td", Errno.EBUSY, ctx.device.name(),
-                        "thread domain (uUAR " + reg.index + ") is used by " + parentDomains);
-            }
-            destroy();
-        }
-    }
-
-    /** Unconditional destroy (caller holds the context lock; children already gone). */
-    void destroy() {
-        if (closed) {
-            return;
-        }
-        closed = true;
+    void release() {
         ctx.freeTd(this);
     }
 

@@ -1,0 +1,49 @@
+package dev.scalep.verbs.sim;
+
+import dev.scalep.verbs.QpType;
+
+/**
+ * A QP as the target of another QP's work sees it, whether the requester is in this process
+ * ({@link SimEngine}, {@link DirectWrites}) or in another ({@link FabricAgent}): whether it takes
+ * a message, its receive queue and CQ, its key checks and the error transitions a responder causes;
+ * nothing else of {@link SimQp}. Sealed to the one implementation, so every call is monomorphic.
+ */
+sealed interface QpResponder permits SimQp {
+    int qpNum();
+
+    /**
+     * Whether the QP, not destroyed and able to receive (RTR, RTS, SQD), takes work of type
+     * {@code type} from QP {@code srcQpn} (an RC QP only from the QP it is connected to).
+     */
+    boolean accepts(QpType type, int srcQpn);
+
+    /** The QP's access flags (set at INIT). */
+    int accessFlags();
+
+    /** The QP's base PD (a parent domain's base; MRs of the same base PD are reachable). */
+    SimPd basePd();
+
+    /**
+     * Whether MR {@code m} (may be null) is reachable through this QP for {@code need} over
+     * {@code [addr, addr + len)}: same base PD, range inside, access granted by both the MR and the QP.
+     */
+    boolean grants(SimMr m, long addr, long len, int need);
+
+    /** The receive queue messages to this QP consume (its own, or its SRQ's). */
+    SimRecvQueue receiveQueue();
+
+    /** The CQ receive completions of this QP go to. */
+    SimCq recvCq();
+
+    /** The incarnation a responder's notice must name (see {@link QpRequester#incarnation}). */
+    int incarnation();
+
+    /** The one error transition (once): ERR, and an SRQ QP reports its last WQE. */
+    void moveToError();
+
+    /** As an RC responder, a request's rkey, range or access was invalid: ERR, QP_ACCESS_ERR, flush. */
+    void responderAccessError();
+
+    /** Ask the QP's engine to run (to flush after an error transition); never blocks. */
+    void nudge();
+}

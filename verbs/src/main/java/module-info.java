@@ -1,0 +1,21 @@
+/**
+ * The verbs object model (devices, contexts, protection domains, queue pairs, completion queues,
+ * memory regions) and its two providers: the simulator ({@code sim:*}) and libibverbs through FFM.
+ * Applications use {@code dev.scalep.verbs} only; the providers are loaded as services. This is the
+ * module that calls native code: run with {@code --enable-native-access=dev.scalep.verbs} on the
+ * module path ({@code ALL-UNNAMED} on the class path).
+ */
+@SuppressWarnings({"module", "requires-automatic"}) // qualified exports name modules built later; Agrona is automatic
+module dev.scalep.verbs {
+    requires org.agrona.core;
+    // Agrona is an automatic module and uses sun.misc.Unsafe; nothing else would put jdk.unsupported
+    // in an application's module graph.
+    requires jdk.unsupported;
+
+    exports dev.scalep.verbs;
+    // Internals: the FFM bindings are shared with the modules that bind their own native libraries.
+    exports dev.scalep.verbs.ffm to dev.scalep.spmd, dev.scalep.threading;
+
+    uses dev.scalep.verbs.VerbsProvider;
+    provides dev.scalep.verbs.VerbsProvider with dev.scalep.verbs.sim.SimProvider, dev.scalep.verbs.ibv.IbvProvider;
+}
