@@ -217,7 +217,7 @@ final class RemotePath {
                     fullSince[s] = 0; // a ring that never drains (a stuck or scribbled peer) is a lost peer
                     return WcStatus.RETRY_EXC_ERR;
                 }
-                dev.remoteWaiting(qp);
+                qp.awaitRemote();
                 return WAIT;
             }
             fullSince[s] = 0;
