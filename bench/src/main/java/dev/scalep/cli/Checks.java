@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
  * The checks every command applies to what the user asked for before any work starts. Each throws
  * {@link UserException} (one line, exit 2). There is one rule for lists ({@link #items}), one for
  * numbers ({@link #range}), one for options that would be ignored ({@link #refuseUnless}) and one
- * for output directories ({@link #outputDir}); the divisibility rule of x-way sharing is
+ * for output directories ({@link #outputDir}) and files ({@link #outputFile}); the divisibility rule of x-way sharing is
  * {@link dev.scalep.policies.SharingConfig#checkThreads(int)}.
  */
 public final class Checks {
@@ -91,6 +91,7 @@ public final class Checks {
         if (Files.exists(p) && !Files.isDirectory(p)) {
             throw new UserException(option + ": " + dir + " exists and is not a directory");
         }
+        refuseKernelFs(option, p);
         try {
             Files.createDirectories(p);
             Path probe = Files.createTempFile(p, ".scalep-probe", ".tmp");
@@ -99,6 +100,54 @@ public final class Checks {
             throw new UserException(option + ": cannot write to " + dir + " (" + reason(e) + ")");
         }
         return p;
+    }
+
+    /**
+     * Check that {@code file} can be written whole (a temporary file next to it, then a rename)
+     * before anything is measured: its directory exists and takes a new file, and the file, when it
+     * exists, is a regular file (not a directory, a device or a pipe); nothing under /proc or /sys.
+     */
+    public static Path outputFile(String option, Path file) {
+        if (file.toString().isBlank()) {
+            throw new UserException(option + " is empty; name a file");
+        }
+        Path abs = file.toAbsolutePath().normalize();
+        Path dir = abs.getParent();
+        if (dir == null || !Files.isDirectory(dir)) {
+            throw new UserException(option + ": " + file + " must be a file in an existing directory");
+        }
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            throw new UserException(option + ": " + file + " exists and is not a regular file"
+                    + (Files.isDirectory(file) ? " (a directory)" : " (a device, pipe or socket)"));
+        }
+        refuseKernelFs(option, abs);
+        try {
+            Path probe = Files.createTempFile(dir, ".scalep-probe", ".tmp");
+            Files.delete(probe);
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            throw new UserException(option + ": cannot write to " + dir + " (" + reason(e) + ")");
+        }
+        if (Files.exists(file) && !Files.isWritable(file) && !Files.isWritable(dir)) {
+            throw new UserException(option + ": cannot replace " + file);
+        }
+        return file;
+    }
+
+    /** Results never go into the kernel's pseudo file systems (/proc, /sys), links resolved. */
+    private static void refuseKernelFs(String option, Path p) {
+        Path q = p.toAbsolutePath().normalize();
+        while (q != null && !Files.exists(q)) {
+            q = q.getParent();
+        }
+        try {
+            Path real = q == null ? null : q.toRealPath();
+            if (real != null && (real.startsWith("/proc") || real.startsWith("/sys"))) {
+                throw new UserException(option + ": " + p + " is inside " + (real.startsWith("/proc") ? "/proc" : "/sys")
+                        + ", which holds no results");
+            }
+        } catch (IOException e) {
+            throw new UserException(option + ": cannot resolve " + p + " (" + reason(e) + ")");
+        }
     }
 
     private static String reason(Exception e) {

@@ -16,6 +16,7 @@ import java.lang.management.ManagementFactory;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import com.sun.management.OperatingSystemMXBean;
 
@@ -94,6 +95,7 @@ final class KernelCommand implements Callable<Integer> {
             }
         }
         try (World w = World.open()) {
+            RankAgreement.check(w, spec, Set.of());
             boolean lead = w.rank() == 0;
             String ranks = w.size() == 1 ? "" : w.size() + " ranks x ";
             if (lead) {

@@ -17,6 +17,7 @@ import picocli.CommandLine.Option;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -56,6 +57,9 @@ final class SpmdCommand implements Callable<Integer> {
             description = "Run N ranks as threads of this process (not when a launcher started it).")
     Integer ranks;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
         if (threads < 1 || threads > 256) {
@@ -76,6 +80,7 @@ final class SpmdCommand implements Callable<Integer> {
         SharingConfig cfg = SharingConfig.parse(category);
         if (ranks == null) {
             try (World w = World.open()) {
+                RankAgreement.check(w, spec, Set.of("--ranks"));
                 if (w.size() < 2) {
                     throw new UserException("one rank has nobody to talk to: launch it with `mpirun -np N ./scalep spmd` "
                             + "or give --ranks N");

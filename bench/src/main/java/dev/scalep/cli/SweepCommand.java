@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /** {@code scalep sweep}: the sharing-tradeoff message-rate benchmark. */
@@ -142,6 +143,7 @@ final class SweepCommand implements Callable<Integer> {
                 unsignaled, depth, withoutItems, share, wayCounts, qpMode, repeat, quick));
         Path outDir = Checks.outputDir("--out", out);
         try (World world = World.open()) {
+            RankAgreement.check(world, spec, Set.of("--out", "--no-progress"));
             if (world.size() > 2) {
                 throw new UserException("the sweep runs on one rank, or on two (sender threads on rank 0, receiver on rank 1): "
                         + "launch it with mpirun -np 2, not " + world.size());

@@ -35,6 +35,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /** {@code scalep policy tune}: measure the candidate endpoint configurations and write the policy the user's rule picks. */
@@ -116,6 +117,9 @@ final class TuneCommand implements Callable<Integer> {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
+    /** 0: nothing written yet; 1: the policy file; 2: everything. */
+    private volatile int written;
+
     @Override
     public Integer call() throws Exception {
         // everything the user gave is checked before anything is built or timed
@@ -141,12 +145,9 @@ final class TuneCommand implements Callable<Integer> {
         if (repeats < 1 || repeats > 100) {
             throw new UserException("--repeat: " + repeats + " is out of range 1..100");
         }
-        Path dir = out.toAbsolutePath().getParent();
-        if (Files.isDirectory(out) || dir == null || !Files.isDirectory(dir)) {
-            throw new UserException("--out: " + out + " must be a file in an existing directory");
-        }
-        if (results != null && Files.exists(results) && !Files.isDirectory(results)) {
-            throw new UserException("--results: " + results + " exists and is not a directory");
+        Checks.outputFile("--out", out);
+        if (results != null) {
+            Checks.outputDir("--results", results.toString());
         }
 
         if (confirm < 0 || confirm > 20) {
@@ -163,6 +164,7 @@ final class TuneCommand implements Callable<Integer> {
         Choice.requireBudget(unmeasured, rule);
 
         try (World world = World.open()) {
+            RankAgreement.check(world, spec, Set.of("--out", "--results"));
             if (world.size() > 2) {
                 throw new UserException("policy tune runs on one rank, or on two (sender threads on rank 0, receivers on "
                         + "rank 1): launch it with mpirun -np 2, not " + world.size());
@@ -178,36 +180,65 @@ final class TuneCommand implements Callable<Integer> {
                         new PrintStream(OutputStream.nullOutputStream()));
                 return 0;
             }
-            System.out.println("scalep policy tune on " + dev.name() + (world.size() == 2 ? ", sender threads on rank 0, "
-                    + "receivers on rank 1" : "") + ": " + threads + " threads, " + workload.describe() + ", "
-                    + entries.size() + " candidates x " + repeats + " repeats (+2 warm-up runs each), " + perThread * threads
-                    + " messages per repeat");
-            System.out.println("rule: " + rule.describe());
-            long messagesPerRepeat = perThread * threads;
-            int jvms = world.size() == 1 ? confirm : 0;
-            List<Measurement> all;
-            List<Candidate> candidates = new ArrayList<>();
-            Choice choice;
-            TuneCandidates.Entry chosen;
-            Candidate confirmed = null;
+            boolean existed = Files.isRegularFile(out);
+            Thread onInterrupt = new Thread(() -> System.err.println(System.lineSeparator() + "policy tune: "
+                    + interrupted(existed)), "tune-interrupt");
+            Runtime.getRuntime().addShutdownHook(onInterrupt);
             try {
-                all = measure(world, dev, workload, entries, messagesPerRepeat, repeats, System.out);
-                for (int i = 0; i < entries.size(); i++) {
-                    candidates.add(candidate(entries.get(i), all.subList(i * repeats, (i + 1) * repeats)));
+                return tune(world, dev, workload, features, rule, entries, perThread, repeats);
+            } finally {
+                try {
+                    Runtime.getRuntime().removeShutdownHook(onInterrupt);
+                } catch (IllegalStateException shuttingDown) {
+                    // the hook is running: it reports what was kept
                 }
-                choice = Choice.choose(candidates, rule);
-                chosen = entries.get(candidates.indexOf(choice.chosen()));
-                if (jvms > 0) {
-                    confirmed = measureAgain(dev, chosen, workload, messagesPerRepeat, repeats, jvms);
-                }
-            } catch (IllegalStateException failed) { // a candidate's sweep failed: its own words, nothing written
-                System.err.println("policy tune: " + failed.getMessage());
-                return 1;
             }
-            TuneReport report = new TuneReport(dev.name(), threads, workload, features, rule, messagesPerRepeat, repeats,
-                    world.size(), candidates, choice, confirmed, jvms);
-            return write(dev, workload, rule, report, chosen, all);
         }
+    }
+
+    /** What a tune stopped by a signal (Ctrl-C, SIGTERM) leaves: one line. */
+    private String interrupted(boolean existed) {
+        return switch (written) {
+            case 0 -> "interrupted: nothing was written; " + (existed ? out + " still holds the previous policy"
+                    : "no " + out + " was created") + (results != null ? ", " + results + " as it was" : "");
+            case 1 -> "interrupted after " + out + " was written" + (results != null ? "; " + results
+                    + " may lack this tune's results" : "");
+            default -> "interrupted after everything was written: " + out + (results != null ? " and " + results : "");
+        };
+    }
+
+    /** Rank 0's tune: measure, choose, confirm, write. */
+    private int tune(World world, Device dev, Workload workload, TuneCandidates.Features features, ChoiceRule rule,
+                     List<TuneCandidates.Entry> entries, long perThread, int repeats) throws Exception {
+        System.out.println("scalep policy tune on " + dev.name() + (world.size() == 2 ? ", sender threads on rank 0, "
+                + "receivers on rank 1" : "") + ": " + threads + " threads, " + workload.describe() + ", "
+                + entries.size() + " candidates x " + repeats + " repeats (+2 warm-up runs each), " + perThread * threads
+                + " messages per repeat");
+        System.out.println("rule: " + rule.describe());
+        long messagesPerRepeat = perThread * threads;
+        int jvms = world.size() == 1 ? confirm : 0;
+        List<Measurement> all;
+        List<Candidate> candidates = new ArrayList<>();
+        Choice choice;
+        TuneCandidates.Entry chosen;
+        Candidate confirmed = null;
+        try {
+            all = measure(world, dev, workload, entries, messagesPerRepeat, repeats, System.out);
+            for (int i = 0; i < entries.size(); i++) {
+                candidates.add(candidate(entries.get(i), all.subList(i * repeats, (i + 1) * repeats)));
+            }
+            choice = Choice.choose(candidates, rule);
+            chosen = entries.get(candidates.indexOf(choice.chosen()));
+            if (jvms > 0) {
+                confirmed = measureAgain(dev, chosen, workload, messagesPerRepeat, repeats, jvms);
+            }
+        } catch (IllegalStateException failed) { // a candidate's sweep failed: its own words, nothing written
+            System.err.println("policy tune: " + failed.getMessage());
+            return 1;
+        }
+        TuneReport report = new TuneReport(dev.name(), threads, workload, features, rule, messagesPerRepeat, repeats,
+                world.size(), candidates, choice, confirmed, jvms);
+        return write(dev, workload, rule, report, chosen, all);
     }
 
     /**
@@ -289,6 +320,7 @@ final class TuneCommand implements Callable<Integer> {
         String yaml = Policy.of(out.getFileName().toString(), chosen.cls()).effective(dev).toYaml();
         String text = report.policyFile(out.toString(), yaml, Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
         writeWhole(out, text);
+        written = 1;
 
         System.out.println();
         System.out.print(report.table(""));
@@ -311,6 +343,7 @@ final class TuneCommand implements Callable<Integer> {
             }
             System.out.println("wrote " + results.resolve("results.csv") + ", " + results.resolve("results.json"));
         }
+        written = 2;
         System.out.println("wrote " + out);
         System.out.println("reproduce: " + report.reproduce(out.toString()));
         return 0;

@@ -30,13 +30,15 @@ class SweepOutputTest {
     @Test
     void aRunReplacesThePreviousRunsFilesAndLeavesTheUsersAlone(@TempDir Path tmp) throws Exception {
         Files.writeString(tmp.resolve("mine.txt"), "user file");
-        Files.writeString(tmp.resolve("rate-vs-ways.svg"), "<svg/>"); // a chart of an earlier run
-        Files.writeString(tmp.resolve(RunOutput.MANIFEST), "results.csv\nrate-vs-ways.svg\n");
+        SweepCommandTest.Run first = SweepCommandTest.run("sweep", "--threads", "1", "--categories", "static", "--without",
+                "postlist", "--messages", "1000", "--repeat", "1", "--no-progress", "--out", tmp.toString());
+        assertEquals(0, first.rc(), first.err());
+        assertTrue(Files.exists(tmp.resolve("features.svg")), names(tmp).toString()); // a chart of the earlier run
         SweepCommandTest.Run r = SweepCommandTest.run("sweep", "--threads", "1", "--categories", "static", "--messages", "1000",
                 "--repeat", "1", "--no-progress", "--out", tmp.toString());
         assertEquals(0, r.rc(), r.err());
         List<String> files = names(tmp);
-        assertFalse(files.contains("rate-vs-ways.svg"), "the earlier run's chart is gone: " + files);
+        assertFalse(files.contains("features.svg"), "the earlier run's chart is gone: " + files);
         assertTrue(files.contains("mine.txt"), files.toString());
         assertTrue(files.contains("results.csv") && files.contains("results.json"), files.toString());
         assertTrue(files.stream().noneMatch(f -> f.startsWith(".scalep-staging") || f.endsWith(".tmp")), files.toString());
@@ -46,6 +48,29 @@ class SweepOutputTest {
             assertTrue(Files.size(tmp.resolve(f)) > 0, f);
             assertTrue(r.out().contains("wrote " + tmp.resolve(f)), r.out());
         }
+    }
+
+    @Test
+    void theManifestNeverDeletesWhatScalepDidNotWrite(@TempDir Path tmp) throws Exception {
+        SweepCommandTest.Run first = SweepCommandTest.run("sweep", "--threads", "1", "--categories", "static", "--without",
+                "postlist", "--messages", "1000", "--repeat", "1", "--no-progress", "--out", tmp.toString());
+        assertEquals(0, first.rc(), first.err());
+        // the user replaces a chart of that run with a file of theirs, and lists more names by hand
+        Files.delete(tmp.resolve("features.svg"));
+        Files.writeString(tmp.resolve("features.svg"), "the user's own drawing");
+        Files.writeString(tmp.resolve("notes.txt"), "user notes");
+        Files.createDirectory(tmp.resolve("plots"));
+        Files.writeString(tmp.resolve("plots").resolve("keep.txt"), "x");
+        Files.writeString(tmp.resolve(RunOutput.MANIFEST), Files.readString(tmp.resolve(RunOutput.MANIFEST))
+                + "notes.txt\nplots\n");
+        SweepCommandTest.Run r = SweepCommandTest.run("sweep", "--threads", "1", "--categories", "static", "--messages", "1000",
+                "--repeat", "1", "--no-progress", "--out", tmp.toString());
+        assertEquals(0, r.rc(), r.out() + r.err());
+        assertEquals("the user's own drawing", Files.readString(tmp.resolve("features.svg")), "a replaced file is kept");
+        assertEquals("user notes", Files.readString(tmp.resolve("notes.txt")), "a name listed by hand is kept");
+        assertTrue(Files.exists(tmp.resolve("plots").resolve("keep.txt")), "a listed directory is kept, not an error");
+        List<String> files = names(tmp);
+        assertTrue(files.stream().noneMatch(f -> f.startsWith(".scalep-staging")), files.toString());
     }
 
     @Test

@@ -9,6 +9,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -51,6 +53,47 @@ class UpFrontChecksTest {
         }
         assertTrue(mistake("sweep", "--threads", "1", "--out", "").err().contains("--out is empty"));
         assertEquals("x", Files.readString(file), "the file named by --out is untouched");
+    }
+
+    /** A directory nobody, root included, can create files in (ext4's immutable attribute), or null. */
+    static Path immutableDir(Path tmp) throws Exception {
+        Path d = Files.createDirectory(tmp.resolve("immutable"));
+        Process p = new ProcessBuilder("chattr", "+i", d.toString()).redirectErrorStream(true).start();
+        return p.waitFor() == 0 ? d : null;
+    }
+
+    static void mutable(Path d) throws Exception {
+        if (d != null) {
+            new ProcessBuilder("chattr", "-i", d.toString()).start().waitFor();
+        }
+    }
+
+    @Test
+    void tuneRefusesOutputsItCannotWriteBeforeMeasuring(@TempDir Path tmp) throws Exception {
+        Path ro = immutableDir(tmp);
+        try {
+            List<String[]> cases = new ArrayList<>();
+            for (String out : new String[]{"/proc/tuned.yaml", "/dev/null", tmp.toString(), "/sys/tuned.yaml"}) {
+                cases.add(new String[]{"--out", out});
+            }
+            cases.add(new String[]{"--out", tmp.resolve("ok.yaml").toString(), "--results", "/proc/scalep-results"});
+            cases.add(new String[]{"--out", tmp.resolve("ok.yaml").toString(), "--results", "/dev/null"});
+            if (ro != null) {
+                cases.add(new String[]{"--out", ro.resolve("tuned.yaml").toString()});
+                cases.add(new String[]{"--out", tmp.resolve("ok.yaml").toString(), "--results", ro.resolve("res").toString()});
+            }
+            for (String[] c : cases) {
+                List<String> args = new ArrayList<>(List.of("policy", "tune", "--device", "sim:mlx5", "--threads", "1",
+                        "--within", "20%", "--messages", "100", "--repeat", "1", "--confirm", "0"));
+                args.addAll(List.of(c));
+                SweepCommandTest.Run r = mistake(args.toArray(String[]::new));
+                assertFalse(r.out().contains("policy tune on"), "nothing measured: " + r.out());
+                assertTrue(r.err().contains(c[c.length - 2]), r.err());
+            }
+            assertFalse(Files.exists(tmp.resolve("ok.yaml")));
+        } finally {
+            mutable(ro);
+        }
     }
 
     @Test

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
@@ -35,11 +36,21 @@ public final class ForkedSweep implements AutoCloseable {
     public ForkedSweep(String mainClass) throws IOException {
         this.mainClass = mainClass;
         this.scratch = Files.createTempDirectory("scalep-tune-");
-        // a tune stopped by a signal takes the sweep it was running with it
+        // a tune stopped by a signal takes the sweep it was running with it, and its scratch directory
         this.reaper = new Thread(() -> {
             Process p = running;
             if (p != null) {
                 p.destroyForcibly();
+                try {
+                    p.waitFor(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            try {
+                delete(scratch);
+            } catch (IOException | RuntimeException e) {
+                // the JVM is exiting: what could not be removed stays in the temporary directory
             }
         }, "tune-reaper");
         Runtime.getRuntime().addShutdownHook(reaper);

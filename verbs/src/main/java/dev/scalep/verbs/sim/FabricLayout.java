@@ -3,7 +3,8 @@ package dev.scalep.verbs.sim;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 /**
- * The byte layout of a fabric segment, the file under {@code /dev/shm} that every process of one
+ * The byte layout of a fabric segment, the file in the user's private directory under
+ * {@code /dev/shm} ({@code scalep-<uid>/<mlx5|efa>-<job>}) that every process of one
  * user, device and job maps to reach the same simulated NIC. All offsets are from the start of the
  * file; all numbers are little endian (the machine's order).
  *
@@ -13,6 +14,8 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  *  4096         PROCESS TABLE: MAX_PROCS entries of 64 bytes
  *                 +0  owner  i64   pid &lt;&lt; 32 | low 32 bits of its start time (0 = free)
  *                 +8  epoch  i32   incremented by every process that claims the entry
+ *                 +16 lease  i64   the owner's CLOCK_MONOTONIC in ms, renewed every 50 ms by its agent
+ *                 +24 pidns  i64   inode of the owner's pid namespace (0: its pid cannot be checked)
  *  AREA(p)      per process p (1..MAX_PROCS-1), AREA_BYTES each:
  *                 +0               inbound ring: Agrona ManyToOneRingBuffer, RING_CAPACITY + trailer
  *                 +RING_BYTES      QP directory: QP_SLOTS entries of QP_STRIDE bytes
@@ -32,7 +35,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  */
 final class FabricLayout {
     static final long MAGIC = 0x7363616c65704661L; // "scalepFa"
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int MAX_PROCS = 64;
     static final int PROC_BITS = 6;
 
@@ -51,6 +54,8 @@ final class FabricLayout {
     static final int PROC_STRIDE = 64;
     static final int PROC_OWNER = 0;
     static final int PROC_EPOCH = 8;
+    static final int PROC_LEASE = 16;
+    static final int PROC_PIDNS = 24;
 
     static final int QP_STRIDE = 32;
     static final int QP_QPN = 0, QP_STATE = 4, QP_TYPE = 8, QP_ACCESS = 12, QP_PD = 16, QP_REMOTE = 20,

@@ -27,7 +27,8 @@ import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
  * the target's NIC agent executes it and answers with a status (an RNR NAK when no receive is
  * posted, retried while rnr_retry is 7). The WQE waits at the head of the send queue for that
  * answer (RC order), or, past the retry timeout or once the target process is gone, completes
- * with RETRY_EXC_ERR. UD sends are fire-and-forget.
+ * with RETRY_EXC_ERR; so does a request that found the target's ring full for a retry timeout (a
+ * ring a stuck or scribbled peer never drains). UD sends are fire-and-forget.
  */
 final class RemotePath {
     /** Returned by {@link #execute} while the WQE waits for its answer. */
@@ -52,6 +53,8 @@ final class RemotePath {
     private final FabricDirectory dir;
     private final SharedMemory mem;
     private final long[] sentAt;
+    /** When slot s first found the target's ring full (0: not waiting for room). */
+    private final long[] fullSince;
     private final long[] answered;
     private final int[] status;
     private final MrWindow window = new MrWindow();
@@ -71,6 +74,7 @@ final class RemotePath {
         this.dir = dev.directory();
         this.mem = dev.sharedMemory();
         this.sentAt = new long[cap];
+        this.fullSince = new long[cap];
         this.answered = new long[cap];
         this.status = new int[cap];
     }
@@ -83,6 +87,7 @@ final class RemotePath {
     /** Forget slot s's exchange (the slot is being reused or flushed). */
     void clear(int s) {
         sentAt[s] = 0;
+        fullSince[s] = 0;
     }
 
     /**
@@ -204,9 +209,18 @@ final class RemotePath {
             if (claimed == -1) {
                 return WcStatus.LOC_LEN_ERR;
             }
-            if (claimed == 0) {
-                return WAIT; // ring full: try again at the next engine run
+            if (claimed == 0) { // ring full: try again at the next engine run, for one retry timeout at most
+                long now = System.nanoTime() | 1;
+                if (fullSince[s] == 0) {
+                    fullSince[s] = now;
+                } else if (now - fullSince[s] > dev.retryTimeoutNanos() || fabric.peerGone(procOfQpn(dqpn))) {
+                    fullSince[s] = 0; // a ring that never drains (a stuck or scribbled peer) is a lost peer
+                    return WcStatus.RETRY_EXC_ERR;
+                }
+                qp.awaitRemote();
+                return WAIT;
             }
+            fullSince[s] = 0;
             sentAt[s] = System.nanoTime() | 1;
             qp.awaitRemote();
             return WAIT;

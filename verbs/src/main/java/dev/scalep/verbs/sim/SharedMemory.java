@@ -10,12 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.EnumSet;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -23,8 +18,8 @@ import static dev.scalep.verbs.sim.FabricLayout.MAX_FILES;
 import static dev.scalep.verbs.sim.FabricLayout.MAX_PROCS;
 
 /**
- * Memory other processes can map: this process's PD allocations (one 0600 file under the fabric's
- * directory each, {@code base-p<slot>e<epoch>-m<n>}, mapped into the PD's arena and deleted with the
+ * Memory other processes can map: this process's PD allocations (one new 0600 file in the user's
+ * private directory each, {@code base@p<slot>e<epoch>m<n>}, created with {@code O_EXCL|O_NOFOLLOW}, mapped into the PD's arena and deleted with the
  * PD) and the mappings of peers' files, opened on first use by an initiator and kept until this
  * process leaves the fabric. File numbers are never reused while joined, so a cached mapping never
  * names another allocation.
@@ -47,7 +42,7 @@ final class SharedMemory {
     }
 
     private Path file(int p, int epoch, int fileNo) {
-        return Path.of(Fabric.DIR, fabric.base + "-p" + p + "e" + epoch + "-m" + fileNo);
+        return fabric.dir.resolve(Fabric.fileName(fabric.base, p, epoch, fileNo));
     }
 
     /** A page-aligned shared allocation of at least {@code size} bytes, mapped into {@code arena}. */
@@ -64,19 +59,32 @@ final class SharedMemory {
         int no = nextFile++;
         Path f = file(fabric.slot, fabric.epoch, no);
         long bytes = (size + 4095) & -4096L;
-        try (FileChannel ch = FileChannel.open(f, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(
-                EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE)))) {
-            ch.truncate(bytes);
-            if (ch.size() < bytes) {
-                ch.write(ByteBuffer.wrap(new byte[1]), bytes - 1);
-            }
+        ShmFile.Opened o;
+        try {
+            o = ShmFile.open(f, true, true, fabric.uid); // a new file, never a link or a planted one
+        } catch (ShmFile.Refused e) {
+            throw new VerbsException("ibv_alloc_pd_memory", e.errno, dev, e.getMessage()
+                    + "; choose another job name with SCALEP_JOB=<name>");
+        } catch (IOException e) {
+            throw new VerbsException("ibv_alloc_pd_memory", Errno.ENOMEM, dev, "cannot create " + f + ": " + e);
+        }
+        try (FileChannel ch = o.channel()) {
+            ch.write(ByteBuffer.wrap(new byte[1]), bytes - 1);
             MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena).asSlice(0, size);
             Allocation a = new Allocation(no, seg, f);
             own.put(seg.address(), a);
             return a;
         } catch (IOException e) {
+            deleteQuietly(f);
             throw new VerbsException("ibv_alloc_pd_memory", Errno.ENOMEM, dev, "cannot create " + f + ": " + e);
+        }
+    }
+
+    private static void deleteQuietly(Path f) {
+        try {
+            Files.deleteIfExists(f);
+        } catch (IOException ignored) {
+            // reclaimed with the process entry at the next open
         }
     }
 
@@ -126,12 +134,11 @@ final class SharedMemory {
             return m;
         }
         Path f = file(p, epoch, fileNo);
-        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            Fabric.checkOwner(fabric.deviceName, f, fabric.uid);
+        try (FileChannel ch = ShmFile.open(f, false, false, fabric.uid).channel()) { // links refused, checked
             m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size(), peerArena);
             peers[p].set(fileNo, m);
             return m;
-        } catch (IOException | VerbsException e) {
+        } catch (ShmFile.Refused | IOException | RuntimeException e) {
             return null;
         }
     }

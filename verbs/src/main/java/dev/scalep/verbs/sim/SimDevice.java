@@ -320,10 +320,13 @@ public final class SimDevice implements Device {
         return f == null ? 0 : f.slot;
     }
 
-    /** The name prefix of this process's shared-memory files in this incarnation, or null when not joined. */
+    /**
+     * The path prefix of this process's shared-memory files in this incarnation (allocation n is the
+     * prefix followed by n), or null when not joined.
+     */
     String sharedFilePrefix() {
         Fabric f = fabric;
-        return f == null ? null : f.base + "-p" + f.slot + "e" + f.epoch + "-";
+        return f == null ? null : f.dir.resolve(f.base) + "@p" + f.slot + "e" + f.epoch + "m";
     }
 
     /** Why the inbound ring could not be read (a corrupt segment), or null. */

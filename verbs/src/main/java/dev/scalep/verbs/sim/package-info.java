@@ -5,8 +5,8 @@
  * <p><b>Fabric.</b> All QPs, MRs and AHs of one {@link dev.scalep.verbs.sim.SimDevice} live in
  * device-wide tables, so contexts opened on the same device object reach each other by QPN, rkey
  * and address handle in process. Devices with a job (the registered ones) also join a fabric
- * segment under {@code /dev/shm} shared by every process of the user and job ({@code Fabric},
- * {@code FabricLayout}): one-sided work runs in the initiator on the peer's mapped PD memory,
+ * segment in the user's private directory under {@code /dev/shm} shared by every process of the
+ * user and job ({@code Fabric}, {@code FabricLayout}; files opened by {@code ShmFile}, links refused): one-sided work runs in the initiator on the peer's mapped PD memory,
  * two-sided work goes through the target process's inbound ring to its NIC agent. QPNs and keys
  * carry a generation and their owner's process entry, so a stale one never names a successor.
  *
@@ -34,6 +34,7 @@
  * with the research's per-resource sizes (see {@code Accounting}). System properties:
  * {@code scalep.sim.allowCqOvercommit}, {@code scalep.sim.efa.seed}, {@code scalep.sim.efa.window},
  * {@code scalep.sim.efa.rdmaWrite}, {@code scalep.sim.efa.unsignaled}, {@code scalep.sim.fabric},
- * {@code scalep.sim.retryTimeoutMillis}, {@code scalep.sim.shmDir}, {@code scalep.job}.
+ * {@code scalep.sim.retryTimeoutMillis}, {@code scalep.sim.leaseMillis}, {@code scalep.sim.shmDir},
+ * {@code scalep.job}.
  */
 package dev.scalep.verbs.sim;

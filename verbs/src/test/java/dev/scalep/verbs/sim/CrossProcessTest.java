@@ -62,11 +62,12 @@ class CrossProcessTest {
         final int rkey;
         final String filePrefix;
 
-        Child(String personality, String job) throws IOException {
+        Child(String personality, String job, String... launcher) throws IOException {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            process = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
-                    System.getProperty("java.class.path"), FabricPeer.class.getName(), personality, job)
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            List<String> cmd = new ArrayList<>(List.of(launcher));
+            cmd.addAll(List.of(java, "--enable-native-access=ALL-UNNAMED", "-cp",
+                    System.getProperty("java.class.path"), FabricPeer.class.getName(), personality, job));
+            process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             in = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
             out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
             String[] a = expect("ADDR").split(" ");
@@ -285,9 +286,8 @@ class CrossProcessTest {
             try (WorkCompletions wc = new WorkCompletions(4)) {
                 assertEquals(0, l.cq.poll(wc, 4), "nothing completes while the peer lives");
             }
-            Path files = Path.of(Fabric.DIR);
             String prefix = c.filePrefix;
-            assertTrue(count(files, prefix) > 0, "the child's shared memory exists");
+            assertTrue(count(prefix) > 0, "the child's shared memory exists");
             c.process.destroyForcibly(); // SIGKILL
             c.process.waitFor();
             List<long[]> got = l.poll(2);
@@ -302,7 +302,7 @@ class CrossProcessTest {
             }
             assertEquals(QpState.ERR, l.qp.state());
             try (Local again = new Local(personality, job)) { // joins: the dead child's entry is reclaimed
-                assertEquals(0, count(files, prefix), "segments of the dead process reclaimed at the next open");
+                assertEquals(0, count(prefix), "segments of the dead process reclaimed at the next open");
             }
         }
     }
@@ -312,21 +312,28 @@ class CrossProcessTest {
         String job = job("abandoned");
         Path segment;
         try (Child c = new Child("mlx5", job)) {
-            segment = Path.of(Fabric.DIR, c.filePrefix.substring(0, c.filePrefix.lastIndexOf("-p")));
+            segment = segmentOf(c.filePrefix);
             assertTrue(Files.exists(segment));
             c.process.destroyForcibly(); // SIGKILL: nobody closes it
             c.process.waitFor();
             assertTrue(Files.exists(segment));
             try (Local other = new Local("mlx5", job("other"))) {
                 assertFalse(Files.exists(segment), "abandoned fabric removed");
-                assertEquals(0, count(Path.of(Fabric.DIR), c.filePrefix), "with its shared files");
+                assertEquals(0, count(c.filePrefix), "with its shared files");
             }
         }
     }
 
-    static int count(Path dir, String prefix) throws IOException {
+    /** The fabric segment of a process whose shared files start with {@code filePrefix}. */
+    static Path segmentOf(String filePrefix) {
+        return Path.of(filePrefix.substring(0, filePrefix.lastIndexOf('@')));
+    }
+
+    /** How many files exist whose path starts with {@code pathPrefix}. */
+    static int count(String pathPrefix) throws IOException {
+        Path p = Path.of(pathPrefix);
         int n = 0;
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, prefix + "*")) {
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(p.getParent(), p.getFileName() + "*")) {
             for (Path ignored : ds) {
                 n++;
             }

@@ -17,6 +17,7 @@ import dev.scalep.verbs.SendWorkRequests;
 import dev.scalep.verbs.VerbsException;
 import dev.scalep.verbs.WcStatus;
 import dev.scalep.verbs.WorkCompletions;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -59,7 +60,7 @@ class SimFabricTest {
     }
 
     private static Path segment(SimDevice d) {
-        return Path.of(Fabric.DIR, "scalep-" + Fabric.currentUid() + "-mlx5-" + Fabric.sanitize(d.job()));
+        return Fabric.segmentPath(d.name(), "mlx5", d.job());
     }
 
     /** One side: context, PD, CQ, RC QP, 64 KiB of PD memory registered for RDMA. */
@@ -128,13 +129,14 @@ class SimFabricTest {
             assertTrue(Files.exists(seg));
             assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(seg)));
             assertTrue(d.fabricSlot() > 0);
-            assertTrue(Files.exists(Path.of(Fabric.DIR, d.sharedFilePrefix() + "m0")), "PD memory is a shared file");
+            assertTrue(Files.exists(Path.of(d.sharedFilePrefix() + "0")), "PD memory is a shared file");
             assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(
-                    Path.of(Fabric.DIR, d.sharedFilePrefix() + "m0"))));
+                    Path.of(d.sharedFilePrefix() + "0"))));
+            assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(seg.getParent())),
+                    "in the user's private directory");
         }
         assertFalse(Files.exists(seg), "the last process removes the segment");
-        assertEquals(0, CrossProcessTest.count(Path.of(Fabric.DIR), "scalep-" + Fabric.currentUid() + "-mlx5-"
-                + Fabric.sanitize(d.job()) + "-"), "and every shared file");
+        assertEquals(0, CrossProcessTest.count(seg + "@"), "and every shared file");
     }
 
     @Test
@@ -145,7 +147,8 @@ class SimFabricTest {
         try {
             VerbsException e = assertThrows(VerbsException.class, d::open);
             assertEquals(Errno.EACCES, e.errno());
-            assertTrue(e.getMessage().contains("ibv_open_device") && e.getMessage().contains("rw-------"),
+            assertTrue(e.getMessage().contains("ibv_open_device") && e.getMessage().contains("rw-------")
+                    && e.getMessage().contains("SCALEP_JOB"),
                     e.getMessage());
         } finally {
             Files.deleteIfExists(seg);
@@ -317,6 +320,27 @@ class SimFabricTest {
                     b.cq.poll(wc, 8); // the target's polls drain a scribbled ring without crashing
                 }
             }
+        }
+    }
+
+    @Test
+    void aRingScribbledFullEndsASendInRetryExceededNotAHang() throws IOException {
+        String job = job("full");
+        SimDevice db = mlx5(job);
+        try (Side a = new Side(mlx5(job)); Side b = new Side(db);
+             FileChannel ch = FileChannel.open(segment(db), StandardOpenOption.READ, StandardOpenOption.WRITE);
+             Arena arena = Arena.ofConfined(); RecvWorkRequests r = new RecvWorkRequests(1, 1)) {
+            MemorySegment fab = ch.map(FileChannel.MapMode.READ_WRITE, 0, FabricLayout.FILE_BYTES, arena);
+            connect(a, b);
+            r.sge(r.add(1), b.mr, 0, 64);
+            assertEquals(0, b.qp.postRecv(r));
+            long trailer = FabricLayout.area(db.fabricSlot()) + FabricLayout.RING_CAPACITY;
+            long head = fab.get(JAVA_LONG_UNALIGNED, trailer + RingBufferDescriptor.HEAD_POSITION_OFFSET);
+            // the producer position a full capacity ahead of the consumer, with nothing readable in between
+            fab.set(JAVA_LONG_UNALIGNED, trailer + RingBufferDescriptor.TAIL_POSITION_OFFSET,
+                    head + FabricLayout.RING_CAPACITY);
+            assertEquals(0, a.post(Opcode.SEND, 0, 64, 0, 0));
+            assertEquals(WcStatus.RETRY_EXC_ERR, a.status(), "within the retry timeout, not never");
         }
     }
 
