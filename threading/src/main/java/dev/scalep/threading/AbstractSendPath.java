@@ -127,15 +127,7 @@ abstract sealed class AbstractSendPath implements SendPath
     private void describe(int rec, SendBatch b, int i) {
         SendWorkRequests w = list;
         Opcode op = b.op[i];
-        int sges = (b.headerLength[i] > 0 ? 1 : 0) + (b.length[i] > 0 ? 1 : 0);
-        w.numSge(rec, sges);
-        int j = 0;
-        if (b.headerLength[i] > 0) {
-            w.sgeAt(rec, j++, b.headerAddr[i], b.headerLength[i], b.lkey[i]);
-        }
-        if (b.length[i] > 0) {
-            w.sgeAt(rec, j, b.localAddr[i], b.length[i], b.lkey[i]);
-        }
+        w.sges(rec, b.headerAddr[i], b.headerLength[i], b.localAddr[i], b.length[i], b.lkey[i]);
         int peer = b.peer[i];
         if (op.isRdma()) {
             w.rdma(rec, b.remoteAddr[i], b.rkey[i]);
@@ -209,22 +201,13 @@ abstract sealed class AbstractSendPath implements SendPath
         if (n == 0) {
             return 0;
         }
-        if (maxSge < 2 && hasHeader(b, n)) {
+        if (maxSge < 2 && b.headers() > 0) {
             return Errno.EINVAL;
         }
         if (!credits.tryTake(n)) {
             return noCredits();
         }
         return postAdmitted(b, n);
-    }
-
-    private static boolean hasHeader(SendBatch b, int n) {
-        for (int i = 0; i < n; i++) {
-            if (b.headerLength[i] > 0) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** Post the {@code n} admitted requests of {@code b} (their credits are held). Same result as {@link #post}. */

@@ -27,6 +27,8 @@ public final class SendBatch {
     final int[] peer;
     private final int capacity;
     private int count;
+    /** Requests staged with a header since the last {@link #clear()}. */
+    private int headers;
 
     public SendBatch(int capacity) {
         if (capacity < 1) {
@@ -61,6 +63,12 @@ public final class SendBatch {
 
     public void clear() {
         count = 0;
+        headers = 0;
+    }
+
+    /** Requests of this batch that carry a {@link #header}. */
+    public int headers() {
+        return headers;
     }
 
     /**
@@ -102,6 +110,9 @@ public final class SendBatch {
      * ({@link SendPath#maxSge()}).
      */
     public SendBatch header(int i, long addr, int length) {
+        if (length > 0 && headerLength[i] == 0) {
+            headers++;
+        }
         headerAddr[i] = addr;
         headerLength[i] = length;
         return this;
@@ -137,6 +148,9 @@ public final class SendBatch {
         lkey[k] = from.lkey[i];
         headerAddr[k] = from.headerAddr[i];
         headerLength[k] = from.headerLength[i];
+        if (from.headerLength[i] > 0) {
+            headers++;
+        }
         remoteAddr[k] = from.remoteAddr[i];
         rkey[k] = from.rkey[i];
         imm[k] = from.imm[i];

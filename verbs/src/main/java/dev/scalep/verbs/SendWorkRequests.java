@@ -114,6 +114,24 @@ public final class SendWorkRequests extends WorkRequestList {
         return this;
     }
 
+    /**
+     * Set the SGEs of work request {@code i} in one go: a header of {@code headerLength} bytes at
+     * {@code headerAddr} (none when 0) and a payload of {@code length} bytes at {@code addr} (none
+     * when 0), both with {@code lkey}. Replaces what the record held; the caller checked that two
+     * SGEs fit when both are given. The send paths' one writer of SGEs.
+     */
+    public SendWorkRequests sges(int i, long headerAddr, int headerLength, long addr, int length, int lkey) {
+        int n = 0;
+        if (headerLength > 0) {
+            putSge(i, n++, headerAddr, headerLength, lkey);
+        }
+        if (length > 0) {
+            putSge(i, n++, addr, length, lkey);
+        }
+        wrs.set(JAVA_INT, WR * i + Structs.SEND_NUM_SGE, n);
+        return this;
+    }
+
     /** Remote address and rkey of an RDMA write/read. */
     public SendWorkRequests rdma(int i, long remoteAddr, int rkey) {
         long base = WR * i;
