@@ -22,7 +22,8 @@ import java.util.TreeMap;
 
 /**
  * The options every rank of an SPMD command must share (device, sizes, counts, levels, iterations,
- * messages, repeats: every option but the few that are one rank's own, such as where rank 0 writes),
+ * messages, repeats: every option but the few that are one rank's own, such as where rank 0 writes;
+ * a real device only by its kind, {@link #deviceKind}),
  * compared once at start-up through the world's all-gather. A difference, an option given to some
  * ranks only included, is one line naming the option and the ranks, on every rank (exit 2): ranks
  * that went on with different sizes or counts would exchange mismatched data, stall or misreport a
@@ -96,13 +97,23 @@ final class RankAgreement {
                 continue;
             }
             OptionSpec matched = pr == null ? null : pr.matchedOption(name);
-            out.put(name, matched == null ? "not given" : shown(matched));
+            String v = matched == null ? "not given" : shown(matched);
+            out.put(name, name.equals("--device") ? deviceKind(v) : v);
         }
         int i = 0;
         for (PositionalParamSpec p : spec.positionalParameters()) {
             out.put(p.paramLabel() + (i++ == 0 ? "" : " " + i), shown(p));
         }
         return out;
+    }
+
+    /**
+     * What of {@code --device} must agree: a simulated device by name (ranks on sim:mlx5 and sim:efa
+     * would share no fabric), a real device only by being real, since each host names its own NICs
+     * (rank 0 on rxe0 and rank 1 on rxe1, mlx5_0 here and mlx5_1 there).
+     */
+    static String deviceKind(String device) {
+        return device.equals("not given") || device.startsWith("sim:") ? device : "a real device";
     }
 
     private static String shown(ArgSpec a) {
