@@ -92,6 +92,29 @@ final class ShmFile {
      * existing file.
      */
     static Opened open(Path p, boolean create, boolean exclusive, int uid) throws Refused, IOException {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return openOnce(p, create, exclusive, uid);
+            } catch (Unlinked e) {
+                // A leaving process removed the file between our open and our check: not a hostile file.
+                // To create, open the name again (a fresh file, or a successor's); else report it gone.
+                if (!create || attempt >= 100) {
+                    throw new IOException(p + " was removed while it was being opened", e);
+                }
+            }
+        }
+    }
+
+    /** The file was unlinked after it was opened (link count 0 on the descriptor). */
+    private static final class Unlinked extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        Unlinked(Path p) {
+            super(p + " has no link left", null);
+        }
+    }
+
+    private static Opened openOnce(Path p, boolean create, boolean exclusive, int uid) throws Refused, IOException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = Native.callState(a);
             MemorySegment name = a.allocateFrom(p.toString());
@@ -133,6 +156,9 @@ final class ShmFile {
                 long size = sx.get(JAVA_LONG, 40);
                 if ((mode & S_IFMT) != S_IFREG) {
                     throw new Refused(Errno.EACCES, p + " is not a regular file (mode " + Integer.toOctalString(mode) + ")");
+                }
+                if (nlink == 0 && fileUid == uid) {
+                    throw new Unlinked(p);
                 }
                 if (fileUid != uid || (mode & 07777) != 0600 || nlink != 1) {
                     throw new Refused(Errno.EACCES, p + " is owned by uid " + fileUid + " with mode "
