@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The write+poll data path allocates nothing once warm, also when two threads share one QP through
  * the combining hand-off (Agrona ring of binary records) or the lock, and their completions travel
  * through the router's pooled JCTools rings: each thread's own allocation over 50,000 operations
- * stays under 4 KiB (the JMH {@code -prof gc} figure measures the same thing with less control).
+ * stays under 4 KiB in at least one of three consecutive windows (the JMH {@code -prof gc} figure measures the same thing with less control).
  */
 class SharedPathAllocationTest {
     @ParameterizedTest(name = "{0} {1}")
@@ -54,11 +54,17 @@ class SharedPathAllocationTest {
                         for (int m = 0; m < 100_000; m++) { // warm-up: the JIT compiles the path (C2) before the count
                             post(e, c, m);
                         }
-                        long before = mx.getThreadAllocatedBytes(tid);
-                        for (int m = 0; m < ops; m++) {
-                            post(e, c, m);
+                        // The least of three windows: an allocation per operation shows in every window, a
+                        // one-off (a rare branch deoptimized and recompiled late) in one only.
+                        long least = Long.MAX_VALUE;
+                        for (int w = 0; w < 3 && least >= 4096; w++) {
+                            long before = mx.getThreadAllocatedBytes(tid);
+                            for (int m = 0; m < ops; m++) {
+                                post(e, c, m);
+                            }
+                            least = Math.min(least, mx.getThreadAllocatedBytes(tid) - before);
                         }
-                        allocated.set(me, mx.getThreadAllocatedBytes(tid) - before);
+                        allocated.set(me, least);
                         assertTrue(e.drain(30_000_000_000L), "drain");
                         a.release(e);
                     } catch (Throwable x) {
