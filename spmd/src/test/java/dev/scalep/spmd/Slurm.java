@@ -140,13 +140,18 @@ public final class Slurm implements AutoCloseable {
         if (r.exit() != 0) {
             fail(name + " did not start (exit " + r.exit() + "): " + r.output().strip() + "; logs in " + dir);
         }
-        for (int i = 0; i < 100 && !Files.exists(pidFile); i++) {
-            Thread.sleep(50);
+        // The daemon creates its pid file and then writes the pid: wait for the number, not the file.
+        String pid = "";
+        for (int i = 0; i < 200 && pid.isEmpty(); i++) {
+            pid = Files.exists(pidFile) ? Files.readString(pidFile).strip() : "";
+            if (pid.isEmpty()) {
+                Thread.sleep(50);
+            }
         }
-        if (!Files.exists(pidFile)) {
-            fail(name + " wrote no pid file " + pidFile);
+        if (pid.isEmpty()) {
+            fail(name + " wrote no pid into " + pidFile);
         }
-        pids.add(Long.parseLong(Files.readString(pidFile).strip()));
+        pids.add(Long.parseLong(pid));
     }
 
     /** Stop the daemons by pid, last started first, wait for each, and remove the directory (unless -Dscalep.keepSlurm). */
