@@ -9,18 +9,12 @@ import java.util.Map;
  * plugin (which answers both versions), Flux's default PMI server and the Intel MPI and MVAPICH
  * launchers. Version 1.1 is asked for; any 1.x answer with x at least 1 is accepted.
  */
-final class Pmi1 implements PmiClient {
-    private final PmiChannel ch;
-    private final int rank;
-    private final int size;
+final class Pmi1 extends PmiClient {
     private final String kvs;
     private final int maxValue;
-    private boolean closed;
 
     private Pmi1(PmiChannel ch, int rank, int size, String kvs, int maxValue) {
-        this.ch = ch;
-        this.rank = rank;
-        this.size = size;
+        super(ch, rank, size);
         this.kvs = kvs;
         this.maxValue = maxValue;
     }
@@ -93,49 +87,39 @@ final class Pmi1 implements PmiClient {
     }
 
     @Override
-    public String protocol() {
+    String protocol() {
         return "pmi1";
     }
 
     @Override
-    public int rank() {
-        return rank;
-    }
-
-    @Override
-    public int size() {
-        return size;
-    }
-
-    @Override
-    public int maxValue() {
+    int maxValue() {
         return maxValue;
     }
 
     @Override
-    public String describe() {
+    String describe() {
         return ch.where() + ", kvs " + kvs;
     }
 
     @Override
-    public int[] nodeOfRank() {
+    int[] nodeOfRank() {
         return null;
     }
 
     @Override
-    public void put(String key, String value) {
+    void put(String key, String value) {
         ch.sendLine("cmd=put kvsname=" + kvs + " key=" + key + " value=" + value);
         PmiMessage.line(ch.readLine()).expect("put_result", "put of " + key, ch.where());
     }
 
     @Override
-    public void fence() {
+    void fence() {
         ch.sendLine("cmd=barrier_in");
         PmiMessage.line(ch.readLine()).expect("barrier_out", "barrier_in", ch.where());
     }
 
     @Override
-    public String get(int from, String key) {
+    String get(int from, String key) {
         ch.sendLine("cmd=get kvsname=" + kvs + " key=" + key);
         PmiMessage m = PmiMessage.line(ch.readLine());
         if (!"get_result".equals(m.get("cmd"))) {
@@ -149,18 +133,8 @@ final class Pmi1 implements PmiClient {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        try {
-            ch.sendLine("cmd=finalize");
-            PmiMessage.line(ch.readLine()).expect("finalize_ack", "finalize", ch.where());
-        } catch (PmiException e) {
-            // leaving anyway: the server may have gone first
-        } finally {
-            ch.close();
-        }
+    void finalizeSession() {
+        ch.sendLine("cmd=finalize");
+        PmiMessage.line(ch.readLine()).expect("finalize_ack", "finalize", ch.where());
     }
 }

@@ -12,22 +12,16 @@ import java.util.Map;
  * {@code pmirank} and {@code threaded} in {@code fullinit}; hydra sets no {@code PMI_JOBID} and
  * takes a fullinit without it.
  */
-final class Pmi2 implements PmiClient {
+final class Pmi2 extends PmiClient {
     /** Values longer than this crash Slurm 22.05's PMI-2 server (its buffer grows by 2048): keep far below. */
     static final int SLURM_SAFE_VALUE = 2048;
 
-    private final PmiChannel ch;
-    private final int rank;
-    private final int size;
     private final String jobid;
     private final String mapping;
     private final int[] nodeOf;
-    private boolean closed;
 
     private Pmi2(PmiChannel ch, int rank, int size, String jobid, String mapping, int[] nodeOf) {
-        this.ch = ch;
-        this.rank = rank;
-        this.size = size;
+        super(ch, rank, size);
         this.jobid = jobid;
         this.mapping = mapping;
         this.nodeOf = nodeOf;
@@ -136,67 +130,47 @@ final class Pmi2 implements PmiClient {
     }
 
     @Override
-    public String protocol() {
+    String protocol() {
         return "pmi2";
     }
 
     @Override
-    public int rank() {
-        return rank;
-    }
-
-    @Override
-    public int size() {
-        return size;
-    }
-
-    @Override
-    public int maxValue() {
+    int maxValue() {
         return SLURM_SAFE_VALUE;
     }
 
     @Override
-    public String describe() {
+    String describe() {
         return ch.where() + ", job " + jobid + (mapping == null ? "" : ", process mapping " + mapping);
     }
 
     @Override
-    public int[] nodeOfRank() {
+    int[] nodeOfRank() {
         return nodeOf == null ? null : nodeOf.clone();
     }
 
     @Override
-    public void put(String key, String value) {
+    void put(String key, String value) {
         ch.sendFrame("cmd=kvs-put;key=" + key + ";value=" + value + ";");
         PmiMessage.frame(ch.readFrame()).expect("kvs-put-response", "kvs-put of " + key, ch.where());
     }
 
     @Override
-    public void fence() {
+    void fence() {
         ch.sendFrame("cmd=kvs-fence;");
         PmiMessage.frame(ch.readFrame()).expect("kvs-fence-response", "kvs-fence", ch.where());
     }
 
     @Override
-    public String get(int from, String key) {
+    String get(int from, String key) {
         ch.sendFrame("cmd=kvs-get;" + (jobid == null ? "" : "jobid=" + jobid + ";") + "srcid=-1;key=" + key + ";");
         PmiMessage m = PmiMessage.frame(ch.readFrame()).expect("kvs-get-response", "kvs-get of " + key, ch.where());
         return "TRUE".equalsIgnoreCase(m.get("found")) ? m.get("value") : null;
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        try {
-            ch.sendFrame("cmd=finalize;");
-            PmiMessage.frame(ch.readFrame()).expect("finalize-response", "finalize", ch.where());
-        } catch (PmiException e) {
-            // leaving anyway: the server may have gone first
-        } finally {
-            ch.close();
-        }
+    void finalizeSession() {
+        ch.sendFrame("cmd=finalize;");
+        PmiMessage.frame(ch.readFrame()).expect("finalize-response", "finalize", ch.where());
     }
 }

@@ -5,33 +5,63 @@ package dev.scalep.spmd;
  * protocols offer, plus what the launcher told the rank. Calls are made by one thread at a time,
  * each a request and its reply. {@link #close()} finalizes and closes the channel.
  */
-interface PmiClient extends AutoCloseable {
+abstract sealed class PmiClient implements AutoCloseable permits Pmi1, Pmi2 {
+    protected final PmiChannel ch;
+    private final int rank;
+    private final int size;
+    private boolean closed;
+
+    PmiClient(PmiChannel ch, int rank, int size) {
+        this.ch = ch;
+        this.rank = rank;
+        this.size = size;
+    }
+
     /** {@code pmi1} or {@code pmi2}. */
-    String protocol();
+    abstract String protocol();
 
-    int rank();
+    final int rank() {
+        return rank;
+    }
 
-    int size();
+    final int size() {
+        return size;
+    }
 
     /** The longest value the server takes for one key, as it reported it (or the protocol's known bound). */
-    int maxValue();
+    abstract int maxValue();
 
     /** Where the server is and which key space this rank writes, e.g. {@code PMI_FD=6, kvs kvs_123_0}. */
-    String describe();
+    abstract String describe();
 
     /** Node of every rank as the launcher mapped them ({@code PMI_process_mapping}), or null when it does not say. */
-    int[] nodeOfRank();
+    abstract int[] nodeOfRank();
 
     /** Store {@code value} (base64url, no separators) under {@code key}, visible to all after the next fence. */
-    void put(String key, String value);
+    abstract void put(String key, String value);
 
     /** Publish this rank's puts and wait until every rank has done the same. */
-    void fence();
+    abstract void fence();
 
     /** The value rank {@code from} put under {@code key}, or null when the server has none. */
-    String get(int from, String key);
+    abstract String get(int from, String key);
 
-    /** Finalize (best effort) and close the channel. */
+    /** Tell the server this rank is leaving and read its acknowledgement (may throw {@link PmiException}). */
+    abstract void finalizeSession();
+
+    /** Finalize (best effort) and close the channel. Idempotent. */
     @Override
-    void close();
+    public final synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            finalizeSession();
+        } catch (PmiException e) {
+            // leaving anyway: the server may have gone first
+        } finally {
+            ch.close();
+        }
+    }
 }
