@@ -292,6 +292,8 @@ final class SimEngine {
             case RDMA_WRITE -> write(s, t);
             case RDMA_READ -> read(s, t);
             case SEND, SEND_WITH_IMM, RDMA_WRITE_WITH_IMM -> twoSided(s, t, o);
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD ->
+                    throw new IllegalStateException("atomics are refused at post on this device");
         };
     }
 
