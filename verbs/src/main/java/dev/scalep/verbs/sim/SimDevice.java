@@ -155,7 +155,7 @@ public final class SimDevice implements Device {
     public static SimDevice mlx5(String job) {
         DeviceCapabilities c = new DeviceCapabilities(DeviceKind.MLX5, EnumSet.of(QpType.RC, QpType.UD),
                 1 << QP_SLOT_BITS, 32768, 30, 30, 1 << 16, 4194303, 1 << KEY_SLOT_BITS, 1L << 40, 1 << 16,
-                1 << 15, 32767, 60, true, true, true, true, true, true, true, true, false, 512, 16, 16, AtomicCap.NONE);
+                1 << 15, 32767, 60, true, true, true, true, true, true, true, true, false, 512, 16, 16, AtomicCap.HCA);
         return new SimDevice("sim:mlx5", c, 1, 0, 0, job);
     }
 
