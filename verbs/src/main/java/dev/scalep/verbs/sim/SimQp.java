@@ -21,7 +21,6 @@ import dev.scalep.verbs.VerbsException;
 
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A simulated queue pair: the verbs API, the post path and the QP state machine (every transition
@@ -34,7 +33,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link QpRequester} (their own QP) or a {@link QpResponder} (a target), and are built from
  * explicit arguments, so none reads a field of this class. The behaviour they implement together:
  *
- * <p><b>Post path.</b> {@link #postSend} takes the QP lock (a real {@link ReentrantLock}, absent on
+ * <p><b>Post path.</b> {@link #postSend} takes the QP lock (a real {@link SimLock}, absent on
  * a QP created through a parent domain), validates each WR against the create-time caps, copies it
  * into a send-queue slot (inline payloads are copied here, so the buffer may be reused when the
  * call returns), rings the uUAR doorbell once for the list (under the uUAR lock for shared
@@ -81,8 +80,8 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
     private final SimRecvQueue ownRq;
     final SimUuar uuar;
     private final boolean lockFree;
-    private final ReentrantLock qpLock;
-    private final ReentrantLock engine = new ReentrantLock();
+    private final SimLock qpLock;
+    private final SimLock engine = new SimLock();
     private final boolean blueFlame;
     /** The send queue's WQE slots. */
     private final SendSlots sl;
@@ -136,7 +135,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         this.rq = srq == null ? ownRq : srq.queue;
         this.uuar = uuar;
         this.lockFree = lockFree;
-        this.qpLock = lockFree ? null : new ReentrantLock();
+        this.qpLock = lockFree ? null : new SimLock();
         this.blueFlame = ctx.mlx5() && ctx.options.blueFlame() && uuar != null && uuar.blueFlame;
         // the send side's parts: each gets what it works with as arguments and calls nothing of this QP while built
         int cap = attr.maxSendWr();
@@ -577,7 +576,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
     public int postSend(SendWorkRequests wrs, int from, int count) {
         Objects.checkFromIndexSize(from, count, wrs.count());
         checkOpen();
-        ReentrantLock l = qpLock;
+        SimLock l = qpLock;
         if (l != null) {
             l.lock();
         }
@@ -675,7 +674,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
             return;
         }
         boolean bf = blueFlame && posted == 1;
-        ReentrantLock l = u.lock;
+        SimLock l = u.lock;
         if (l != null) {
             l.lock();
             try {
