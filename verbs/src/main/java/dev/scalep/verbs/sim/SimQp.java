@@ -1,5 +1,6 @@
 package dev.scalep.verbs.sim;
 
+import dev.scalep.verbs.Access;
 import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.Errno;
@@ -15,6 +16,7 @@ import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.RecvWorkRequests;
 import dev.scalep.verbs.SendFlags;
 import dev.scalep.verbs.SendWorkRequests;
+import dev.scalep.verbs.UnsupportedFeatureException;
 import dev.scalep.verbs.VerbsException;
 
 import java.util.Objects;
@@ -214,9 +216,19 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
      */
     @Override
     public void responderAccessError() {
+        responderError(AsyncEvent.QP_ACCESS_ERR);
+    }
+
+    /** This QP, as an RC responder, found a request invalid (a misaligned atomic): ERR and QP_REQ_ERR, then flush. */
+    @Override
+    public void responderInvalidRequest() {
+        responderError(AsyncEvent.QP_REQ_ERR);
+    }
+
+    private void responderError(int event) {
         if (type == QpType.RC && !isClosed() && state != QpState.ERR) {
             setState(QpState.ERR);
-            ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_ACCESS_ERR, this));
+            ctx.raise(AsyncEvent.ofQp(event, this));
             enteredError();
             nudge();
         }
@@ -304,6 +316,10 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         try {
             checkOpen();
             transition(QpState.INIT);
+            if ((accessFlags & Access.REMOTE_ATOMIC) != 0 && !caps.atomicCap().supported()) {
+                throw new UnsupportedFeatureException("ibv_modify_qp", devName(), "REMOTE_ATOMIC access on QP " + qpn
+                        + " (atomic_cap is NONE: " + devName() + " has no RDMA atomics)");
+            }
             access = accessFlags;
             setState(QpState.INIT);
         } finally {
@@ -637,7 +653,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         if (ctx.device.isEfa() && (f & ~(SendFlags.SIGNALED | SendFlags.INLINE)) != 0) {
             return Errno.EINVAL;
         }
-        if ((f & SendFlags.INLINE) != 0 && (o == Opcode.RDMA_READ || wrs.length(i) > sl.maxInline())) {
+        if ((f & SendFlags.INLINE) != 0 && (o.writesLocal() || wrs.length(i) > sl.maxInline())) {
             return Errno.EINVAL;
         }
         if (type.connectionless()) {
