@@ -134,6 +134,11 @@ abstract sealed class AbstractSendPath implements SendPath
             if (connectionless) {
                 w.srdDestination(rec, peerAh[peer], peerQpn[peer], peerQkey[peer]);
             }
+        } else if (op.isAtomic()) {
+            w.atomic(rec, b.remoteAddr[i], b.rkey[i], b.compareAdd[i], b.swap[i]);
+            if (connectionless) { // no connectionless device has atomics: the provider refuses the request
+                w.srdDestination(rec, peerAh[peer], peerQpn[peer], peerQkey[peer]);
+            }
         } else if (connectionless) {
             w.ud(rec, peerAh[peer], peerQpn[peer], peerQkey[peer]);
         }
