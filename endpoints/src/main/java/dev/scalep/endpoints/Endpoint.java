@@ -349,12 +349,12 @@ public final class Endpoint implements AutoCloseable {
     }
 
     private int stage(long wrId, Opcode op, long laddr, int length, long raddr, int imm) {
-        return stage(wrId, op, 0, 0, laddr, length, lkey, raddr, peerRkey, imm);
+        return stage(wrId, op, 0, 0, laddr, length, lkey, raddr, peerRkey, imm, 0, 0);
     }
 
     private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, long raddr,
                       int imm) {
-        return stage(wrId, op, headerAddr, headerLength, laddr, length, lkey, raddr, peerRkey, imm);
+        return stage(wrId, op, headerAddr, headerLength, laddr, length, lkey, raddr, peerRkey, imm, 0, 0);
     }
 
     /**
@@ -364,7 +364,12 @@ public final class Endpoint implements AutoCloseable {
      * The caller checked the owner thread and the ranges. Does not allocate.
      */
     int stageWindow(Opcode op, long laddr, int length, int localKey, long raddr, int remoteKey, int imm) {
-        return stage(FLUSH_ID, op, 0, 0, laddr, length, localKey, raddr, remoteKey, imm);
+        return stage(FLUSH_ID, op, 0, 0, laddr, length, localKey, raddr, remoteKey, imm, 0, 0);
+    }
+
+    /** A window atomic: the 8-byte result at {@code laddr}, the word at {@code raddr}, its operands. */
+    int stageAtomic(Opcode op, long laddr, int localKey, long raddr, int remoteKey, long compareAdd, long swap) {
+        return stage(FLUSH_ID, op, 0, 0, laddr, 8, localKey, raddr, remoteKey, 0, compareAdd, swap);
     }
 
     /** The owner check of the data path, for {@link RankEndpoint}'s window operations. */
@@ -383,7 +388,7 @@ public final class Endpoint implements AutoCloseable {
      * in place (it is posted with the next call) and reaps completions before reporting it.
      */
     private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, int localKey,
-                      long raddr, int remoteKey, int imm) {
+                      long raddr, int remoteKey, int imm, long compareAdd, long swap) {
         SendBatch b = batch;
         if (b.isFull()) {
             int rc = postStaged();
@@ -397,13 +402,16 @@ public final class Endpoint implements AutoCloseable {
             sinceSignal = 0;
         }
         int total = headerLength + length;
-        if (total > 0 && total <= inline && op != Opcode.RDMA_READ) {
+        if (total > 0 && total <= inline && !op.writesLocal()) {
             flags |= SendFlags.INLINE;
         }
         int i = b.add(WrIds.send(owner, wrId), op, flags);
         b.local(i, laddr, length, localKey).remote(i, raddr, remoteKey).imm(i, imm).peer(i, peerIndex);
         if (headerLength > 0) {
             b.header(i, headerAddr, headerLength);
+        }
+        if (op.isAtomic()) {
+            b.atomic(i, compareAdd, swap);
         }
         if (b.isFull()) {
             int rc = postStaged();

@@ -1,6 +1,9 @@
 package dev.scalep.endpoints;
 
+import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
+
+import java.lang.foreign.ValueLayout;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -28,6 +31,9 @@ public final class RankEndpoint implements AutoCloseable {
     private final int[] lkeyBase;
     private final int maxChunk;
     private final boolean writeImm;
+    private final long scratch;
+    private final boolean atomics;
+    private final int[] scratchLkey;
     /** Windows (by id) named by an operation since this thread's endpoints were last quiet; read by a closing thread. */
     private final AtomicLongArray touched = new AtomicLongArray(WorldEndpoints.MAX_WINDOWS / 64);
     private final long[] touchedHere = new long[WorldEndpoints.MAX_WINDOWS / 64];
@@ -36,7 +42,7 @@ public final class RankEndpoint implements AutoCloseable {
     private boolean released;
 
     RankEndpoint(WorldEndpoints owner, int index, Endpoint[] byRank, boolean shared, int me, int[] managerOrdinal,
-                 int qpsPerManager, int maxChunk, boolean writeImm) {
+                 int qpsPerManager, int maxChunk, boolean writeImm, long scratch, int[] scratchLkey) {
         this.owner = owner;
         this.index = index;
         this.byRank = byRank;
@@ -45,6 +51,9 @@ public final class RankEndpoint implements AutoCloseable {
         this.thread = Thread.currentThread();
         this.maxChunk = maxChunk;
         this.writeImm = writeImm;
+        this.scratch = scratch;
+        this.atomics = owner.atomics();
+        this.scratchLkey = scratchLkey;
         List<Endpoint> d = new ArrayList<>();
         for (Endpoint e : byRank) {
             if (e != null && !d.contains(e)) {
@@ -194,6 +203,111 @@ public final class RankEndpoint implements AutoCloseable {
             done += n;
         }
         return Endpoint.OK;
+    }
+
+    /**
+     * 64-bit fetch-and-add on the 8-byte aligned word at {@code offset} of rank {@code rank}'s part
+     * of {@code target}: the word's value before the add lands at {@code resultOffset} of this
+     * rank's part of {@code result} (host byte order) once a flush to {@code rank} returned true.
+     * Atomic against every other atomic on the same word, from any rank, thread or process, and
+     * against nothing else: a put, a get or a CPU store to the word may interleave with it (the verbs
+     * rule). Devices without RDMA atomics (EFA: {@code atomic_cap} NONE) refuse it.
+     */
+    public int fetchAdd(int rank, Window target, long offset, long addend, Window result, long resultOffset) {
+        Endpoint e = atomicTarget("fetchAdd", rank, target, offset);
+        result.checkRange("fetchAdd result", me, resultOffset, 8);
+        touch(target, "fetchAdd");
+        touch(result, "fetchAdd");
+        int k = qpOf[rank];
+        return e.stageAtomic(Opcode.ATOMIC_FETCH_AND_ADD, result.localAddress + resultOffset, result.lkey[lkeyBase[rank] + k],
+                target.address[rank] + offset, target.rkey[rank * target.qps + k], addend, 0);
+    }
+
+    /**
+     * 64-bit compare-and-swap: the word at {@code offset} becomes {@code desired} if it held
+     * {@code expected}; its previous value lands at {@code resultOffset} of {@code result} (equal to
+     * {@code expected} when the swap happened). Atomicity, alignment and devices as {@link #fetchAdd}.
+     */
+    public int compareAndSwap(int rank, Window target, long offset, long expected, long desired, Window result,
+                              long resultOffset) {
+        Endpoint e = atomicTarget("compareAndSwap", rank, target, offset);
+        result.checkRange("compareAndSwap result", me, resultOffset, 8);
+        touch(target, "compareAndSwap");
+        touch(result, "compareAndSwap");
+        int k = qpOf[rank];
+        return e.stageAtomic(Opcode.ATOMIC_CMP_AND_SWP, result.localAddress + resultOffset, result.lkey[lkeyBase[rank] + k],
+                target.address[rank] + offset, target.rkey[rank * target.qps + k], expected, desired);
+    }
+
+    /**
+     * Non-fetching 64-bit add ({@code shmem_atomic_add}): a fetch-and-add whose result goes to this
+     * thread's scratch word, so nothing to read; complete after a flush. As {@link #fetchAdd} otherwise.
+     */
+    public int add(int rank, Window target, long offset, long addend) {
+        Endpoint e = atomicTarget("add", rank, target, offset);
+        touch(target, "add");
+        int k = qpOf[rank];
+        return e.stageAtomic(Opcode.ATOMIC_FETCH_AND_ADD, scratch, scratchLkey[lkeyBase[rank] + k],
+                target.address[rank] + offset, target.rkey[rank * target.qps + k], addend, 0);
+    }
+
+    /**
+     * 64-bit swap, atomic against the other atomics on the word: verbs has no swap, so this is a
+     * compare-and-swap loop (read the word with a fetch-and-add of 0, then compare-and-swap until
+     * the word held what was read), and it blocks: it flushes to {@code rank} after each step and
+     * returns once the swap happened, with the previous value at {@code resultOffset} of
+     * {@code result}. Returns {@link Endpoint#OK}, the errno with which the device refused a step,
+     * or {@code EIO} when a step failed or did not complete in 60 s ({@link #firstErrorStatus(int)}).
+     */
+    public int swap(int rank, Window target, long offset, long value, Window result, long resultOffset) {
+        int rc = blocking(fetchAdd(rank, target, offset, 0, result, resultOffset), rank, target, offset, 0, 0, result,
+                resultOffset, false);
+        if (rc != Endpoint.OK) {
+            return rc;
+        }
+        long seen = result.local().get(ValueLayout.JAVA_LONG, resultOffset);
+        for (;;) {
+            rc = blocking(compareAndSwap(rank, target, offset, seen, value, result, resultOffset), rank, target, offset,
+                    seen, value, result, resultOffset, true);
+            if (rc != Endpoint.OK) {
+                return rc;
+            }
+            long now = result.local().get(ValueLayout.JAVA_LONG, resultOffset);
+            if (now == seen) {
+                return Endpoint.OK;
+            }
+            seen = now;
+        }
+    }
+
+    /** Retry {@code rc}'s operation through back-pressure, then flush to {@code rank}. */
+    private int blocking(int rc, int rank, Window target, long offset, long expected, long desired, Window result,
+                         long resultOffset, boolean cas) {
+        while (rc == Endpoint.BACK_PRESSURED) {
+            to(rank).progressKeepingReceives();
+            rc = cas ? compareAndSwap(rank, target, offset, expected, desired, result, resultOffset)
+                    : fetchAdd(rank, target, offset, 0, result, resultOffset);
+        }
+        if (rc != Endpoint.OK) {
+            return rc;
+        }
+        return flush(rank) ? Endpoint.OK : Errno.EIO;
+    }
+
+    private Endpoint atomicTarget(String op, int rank, Window target, long offset) {
+        Endpoint e = to(rank);
+        e.checkOwnerFor(op);
+        if (!atomics) {
+            throw new UnsupportedOperationException(op + ": the device has no RDMA atomics (atomic_cap NONE; EFA has "
+                    + "none) and windows do not emulate them (nothing posted)");
+        }
+        target.checkRange(op, rank, offset, 8);
+        if (((target.address[rank] + offset) & 7) != 0) {
+            throw new IllegalArgumentException(op + ": offset " + offset + " of window " + target.id + " of rank " + rank
+                    + " is not 8-byte aligned (address 0x" + Long.toHexString(target.address[rank] + offset)
+                    + "; a 64-bit atomic needs an aligned word; nothing posted)");
+        }
+        return e;
     }
 
     /**

@@ -4,7 +4,6 @@ import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
 import dev.scalep.verbs.Access;
 import dev.scalep.verbs.Device;
-import dev.scalep.verbs.DeviceKind;
 import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.ProtectionDomain;
 import dev.scalep.verbs.QpType;
@@ -73,6 +72,10 @@ public final class WorldEndpoints implements AutoCloseable {
     /** Owner of {@link #allocate}'d memory: a PD of the first context, or an arena with no managers. */
     private ProtectionDomain memoryPd;
     private Arena memoryArena;
+    /** 64 bytes per thread for the results nobody reads (a non-fetching add), registered on every PD. */
+    private MemorySegment scratch;
+    private int[] scratchLkey = new int[0];
+    private final List<MemoryRegion> scratchMrs = new ArrayList<>();
     /** RC: manager reaching rank r at index r (null for this rank); connectionless: one shared manager. */
     private final EndpointManager[] byRank;
     private final List<EndpointManager> managers = new ArrayList<>();
@@ -130,8 +133,14 @@ public final class WorldEndpoints implements AutoCloseable {
                     }
                 }
             }
+            if (!w.managers.isEmpty()) {
+                w.scratch = w.allocate(64L * threads);
+                w.scratchLkey = new int[w.managers.size() * w.qpsPerPeer()];
+                w.registerEverywhere(w.scratch, Access.LOCAL_WRITE, w.scratchMrs, w.scratchLkey, null);
+            }
             world.barrier();
         } catch (RuntimeException | Error e) {
+            release(w.scratchMrs, w.memoryPd);
             w.closeManagers();
             throw e;
         }
@@ -209,7 +218,8 @@ public final class WorldEndpoints implements AutoCloseable {
             ordinal[r] = eps[r] == null ? 0 : managers.indexOf(eps[r].manager());
         }
         RankEndpoint re = new RankEndpoint(this, t, eps, qpType.connectionless(), world.rank(), ordinal, qpsPerPeer(),
-                maxChunk, device.capabilities().writeWithImm());
+                maxChunk, device.capabilities().writeWithImm(), scratch == null ? 0 : scratch.address() + 64L * t,
+                scratchLkey);
         leased[t] = re;
         return re;
     }
@@ -321,21 +331,7 @@ public final class WorldEndpoints implements AutoCloseable {
             }
             int sources = qpType.connectionless() ? 1 : p;
             int[] rkeys = new int[sources * qps];
-            int access = Access.ALL_RDMA | (atomics() ? Access.REMOTE_ATOMIC : 0);
-            for (int o = 0; o < managers.size(); o++) {
-                EndpointManager m = managers.get(o);
-                MemoryRegion[] byPd = new MemoryRegion[m.pds.size()];
-                for (int i = 0; i < byPd.length; i++) {
-                    byPd[i] = register(m.pds.get(i), mem, access);
-                    mrs.add(byPd[i]);
-                }
-                int row = qpType.connectionless() ? 0 : rankOf(m);
-                for (int k = 0; k < qps; k++) {
-                    MemoryRegion mr = byPd[m.plan().place(m.plan().firstOfQp(k)).pd()];
-                    lkey[o * qps + k] = mr.lkey();
-                    rkeys[row * qps + k] = mr.rkey();
-                }
-            }
+            registerEverywhere(mem, Access.ALL_RDMA | (atomics() ? Access.REMOTE_ATOMIC : 0), mrs, lkey, rkeys);
             handle = new WindowHandle(id, seq, mem.address(), mem.byteSize(), p > 1 ? sources : 0, p > 1 ? qps : 0,
                     p > 1 ? rkeys : new int[0]);
             byte[] h = handle.toBytes();
@@ -400,9 +396,34 @@ public final class WorldEndpoints implements AutoCloseable {
         return w;
     }
 
+    /**
+     * Register {@code mem} on every PD of every manager: {@code lkey[o * qps + k]} is the key of
+     * manager {@code o}'s QP {@code k}'s PD, {@code rkeys[row * qps + k]} (row: the rank the manager
+     * reaches on RC, 0 on connectionless devices) its rkey; null {@code rkeys} for local use only.
+     */
+    private void registerEverywhere(MemorySegment mem, int access, List<MemoryRegion> mrs, int[] lkey, int[] rkeys) {
+        int qps = qpsPerPeer();
+        for (int o = 0; o < managers.size(); o++) {
+            EndpointManager m = managers.get(o);
+            MemoryRegion[] byPd = new MemoryRegion[m.pds.size()];
+            for (int i = 0; i < byPd.length; i++) {
+                byPd[i] = register(m.pds.get(i), mem, access);
+                mrs.add(byPd[i]);
+            }
+            int row = qpType.connectionless() ? 0 : rankOf(m);
+            for (int k = 0; k < qps; k++) {
+                MemoryRegion mr = byPd[m.plan().place(m.plan().firstOfQp(k)).pd()];
+                lkey[o * qps + k] = mr.lkey();
+                if (rkeys != null) {
+                    rkeys[row * qps + k] = mr.rkey();
+                }
+            }
+        }
+    }
+
     /** Whether the device executes RDMA atomics (remote atomic access is asked for only there). */
-    private boolean atomics() {
-        return device.kind() != DeviceKind.EFA && qpType == QpType.RC;
+    boolean atomics() {
+        return device.capabilities().atomicCap().supported();
     }
 
     /** The rank an RC manager reaches. */
@@ -548,9 +569,7 @@ public final class WorldEndpoints implements AutoCloseable {
                         freeWindow(w);
                     }
                 }
-                if (memoryPd != null) {
-                    memoryPd.close();
-                }
+                release(scratchMrs, memoryPd);
             } finally {
                 if (memoryArena != null) {
                     memoryArena.close();

@@ -7,6 +7,10 @@ import dev.scalep.verbs.Device;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.util.BitSet;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BrokenBarrierException;
@@ -57,6 +61,15 @@ final class WindowSuite {
             ran.add("close");
             s.exposedMemoryWorksAndUnreachableMemoryIsRefused(device);
             ran.add("expose");
+            if (device.capabilities().atomicCap().supported()) {
+                s.concurrentAtomicsOnOneWordAreExact(200);
+                ran.add("atomics");
+                s.atomicsCheckAlignmentRangeAndState();
+                ran.add("atomic-errors");
+            } else {
+                s.atomicsAreRefusedWithoutDeviceAtomics();
+                ran.add("no-atomics");
+            }
         }
         return ran;
     }
@@ -384,6 +397,143 @@ final class WindowSuite {
                 check(e.getMessage().contains("WorldEndpoints.allocate") && e.getMessage().contains("rank " + me),
                         e.getMessage());
             }
+        }
+    }
+
+    /**
+     * Every thread of every rank but 0 hammers four words of rank 0's window {@code n} times each:
+     * fetch-and-add 1 on word 0 (the fetched values of all of them together are exactly
+     * 0 to total - 1, each once), a non-fetching add of 3 on word 1, a compare-and-swap increment loop
+     * on word 2, and a swap of a unique value into word 3 (the previous values and the final one
+     * are exactly the initial 0 and every swapped value, each once: a chain, nothing lost).
+     */
+    void concurrentAtomicsOnOneWordAreExact(int n) throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        int workers = (p - 1) * threads;
+        long[][] fetched = new long[threads][n];
+        long[][] swapped = new long[threads][n];
+        try (Window w = eps.allocateWindow(64); Window res = eps.allocateWindow(64L * threads)) {
+            inThreads((t, ep) -> {
+                if (me == 0) {
+                    sync();
+                    return;
+                }
+                long r0 = 64L * t;
+                for (int i = 0; i < n; i++) {
+                    int rc;
+                    while ((rc = ep.fetchAdd(0, w, 0, 1, res, r0)) == Endpoint.BACK_PRESSURED) {
+                        Thread.onSpinWait();
+                    }
+                    check(rc == Endpoint.OK, "fetchAdd " + Endpoint.outcomeName(rc));
+                    check(ep.flush(0), "flush fetchAdd");
+                    fetched[t][i] = res.local().get(ValueLayout.JAVA_LONG, r0);
+                    while ((rc = ep.add(0, w, 8, 3)) == Endpoint.BACK_PRESSURED) {
+                        Thread.onSpinWait();
+                    }
+                    check(rc == Endpoint.OK, "add " + Endpoint.outcomeName(rc));
+                    long seen = 0;
+                    for (;;) {
+                        while ((rc = ep.compareAndSwap(0, w, 16, seen, seen + 1, res, r0 + 8)) == Endpoint.BACK_PRESSURED) {
+                            Thread.onSpinWait();
+                        }
+                        check(rc == Endpoint.OK, "compareAndSwap " + Endpoint.outcomeName(rc));
+                        check(ep.flush(0), "flush compareAndSwap");
+                        long was = res.local().get(ValueLayout.JAVA_LONG, r0 + 8);
+                        if (was == seen) {
+                            break;
+                        }
+                        seen = was;
+                    }
+                    long mine = ((long) me << 40) | ((long) t << 20) | (i + 1);
+                    check(ep.swap(0, w, 24, mine, res, r0 + 16) == Endpoint.OK, "swap");
+                    swapped[t][i] = res.local().get(ValueLayout.JAVA_LONG, r0 + 16);
+                }
+                check(ep.flush(), "flush atomics");
+                sync();
+            });
+            byte[] mine = new byte[threads * n * 16];
+            ByteBuffer b = ByteBuffer.wrap(mine);
+            for (int t = 0; t < threads; t++) {
+                for (int i = 0; i < n; i++) {
+                    b.putLong(fetched[t][i]).putLong(swapped[t][i]);
+                }
+            }
+            byte[][] all = world.allgather(mine);
+            long total = (long) workers * n;
+            long lastWord = w.local().get(ValueLayout.JAVA_LONG, 24);
+            if (me == 0) {
+                check(w.local().get(ValueLayout.JAVA_LONG, 0) == total, "fetch-and-add word: "
+                        + w.local().get(ValueLayout.JAVA_LONG, 0) + ", expected " + total);
+                check(w.local().get(ValueLayout.JAVA_LONG, 8) == 3 * total, "add word: "
+                        + w.local().get(ValueLayout.JAVA_LONG, 8) + ", expected " + 3 * total);
+                check(w.local().get(ValueLayout.JAVA_LONG, 16) == total, "compare-and-swap word: "
+                        + w.local().get(ValueLayout.JAVA_LONG, 16) + ", expected " + total);
+                BitSet seenFetch = new BitSet();
+                Set<Long> previous = new HashSet<>();
+                Set<Long> values = new HashSet<>();
+                for (int r = 1; r < p; r++) {
+                    ByteBuffer in = ByteBuffer.wrap(all[r]);
+                    for (int t = 0; t < threads; t++) {
+                        for (int i = 0; i < n; i++) {
+                            long f = in.getLong();
+                            check(f >= 0 && f < total && !seenFetch.get((int) f), "fetched " + f + " twice or out of 0.." + total);
+                            seenFetch.set((int) f);
+                            check(previous.add(in.getLong()), "a swap's previous value seen twice");
+                            values.add(((long) r << 40) | ((long) t << 20) | (i + 1));
+                        }
+                    }
+                }
+                check(seenFetch.cardinality() == total, "fetched values: " + seenFetch.cardinality() + " of " + total);
+                previous.add(lastWord);
+                values.add(0L);
+                check(previous.equals(values), "swap chain: previous values and the final word are not exactly 0 and every swapped value");
+            }
+        }
+    }
+
+    /** A misaligned word, a word past the part and a closed window are refused at the call; nothing is posted. */
+    void atomicsCheckAlignmentRangeAndState() throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        Window w = eps.allocateWindow(64);
+        try (Window res = eps.allocateWindow(64)) {
+            inThreads((t, ep) -> {
+                int r = (me + 1) % p;
+                IllegalArgumentException e = expect(IllegalArgumentException.class, () -> ep.fetchAdd(r, w, 4, 1, res, 0));
+                check(e.getMessage().contains("not 8-byte aligned") && e.getMessage().contains("rank " + r), e.getMessage());
+                expect(IllegalArgumentException.class, () -> ep.compareAndSwap(r, w, 3, 0, 1, res, 0));
+                expect(IllegalArgumentException.class, () -> ep.add(r, w, 60, 1));
+                e = expect(IllegalArgumentException.class, () -> ep.add(r, w, 64, 1));
+                check(e.getMessage().contains("offset 64 length 8") && e.getMessage().contains("64 bytes"), e.getMessage());
+                expect(IllegalArgumentException.class, () -> ep.fetchAdd(r, w, 0, 1, res, 60));
+                check(ep.pending(r) == 0, "nothing posted");
+                sync();
+            });
+            w.close();
+            inThreads((t, ep) -> {
+                int r = (me + 1) % p;
+                expect(IllegalStateException.class, () -> ep.add(r, w, 0, 1));
+                expect(IllegalStateException.class, () -> ep.fetchAdd(r, w, 0, 1, res, 0));
+                check(ep.pending(r) == 0, "nothing posted on a closed window");
+            });
+        }
+    }
+
+    /** On a device without RDMA atomics (EFA) every atomic is refused at the call, saying so. */
+    void atomicsAreRefusedWithoutDeviceAtomics() throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        try (Window w = eps.allocateWindow(64)) {
+            inThreads((t, ep) -> {
+                int r = (me + 1) % p;
+                UnsupportedOperationException e = expect(UnsupportedOperationException.class, () -> ep.add(r, w, 0, 1));
+                check(e.getMessage().contains("no RDMA atomics"), e.getMessage());
+                expect(UnsupportedOperationException.class, () -> ep.fetchAdd(r, w, 0, 1, w, 8));
+                expect(UnsupportedOperationException.class, () -> ep.compareAndSwap(r, w, 0, 0, 1, w, 8));
+                check(ep.pending(r) == 0, "nothing posted");
+            });
+            world.barrier();
         }
     }
 
