@@ -153,7 +153,7 @@ final class StatCommand implements Callable<Integer> {
         return out;
     }
 
-    /** The order totals are printed in (the order of ARCHITECTURE.md's table); other names follow, sorted. */
+    /** The order totals are printed in (the order of docs/ARCHITECTURE.md's table); other names follow, sorted. */
     static final List<String> ORDER = List.of("ep.wrs", "ep.signaled", "ep.completions", "ep.back-pressured",
             "ep.failed-posts", "qp.wrs", "qp.doorbells", "qp.failed-wrs", "qp.postlist-1", "qp.postlist-2-3",
             "qp.postlist-4-7", "qp.postlist-8-15", "qp.postlist-16-31", "qp.postlist-32-63", "qp.postlist-64+",
