@@ -84,6 +84,9 @@ public final class WorldEndpoints implements AutoCloseable {
     private final List<EndpointManager> managers = new ArrayList<>();
     private final boolean[] taken;
     private boolean closed;
+    /** The atomics emulation on a device without RDMA atomics (null where the device has them). */
+    private AtomicEmulation emulation;
+    private int recvSlotBytes;
 
     private WorldEndpoints(World world, QpType qpType, int threads, Device device) {
         this.world = world;
@@ -129,6 +132,19 @@ public final class WorldEndpoints implements AutoCloseable {
             w.scratch = w.allocate(64L * threads);
             w.scratchLkey = new int[w.managers.size() * w.qpsPerPeer()];
             w.registerEverywhere(w.scratch, Access.LOCAL_WRITE, w.scratchMrs, w.scratchLkey, null);
+            EndpointOptions o = opts == null ? EndpointOptions.DEFAULTS : opts;
+            if (!w.atomics() && o.recvSlotBytes() >= AtomicEmulation.MESSAGE_BYTES) {
+                MemorySegment staging = w.allocate((long) threads * AtomicEmulation.SLOTS * AtomicEmulation.SLOT_BYTES);
+                int[] lkeys = new int[w.managers.size() * w.qpsPerPeer()];
+                w.registerEverywhere(staging, Access.LOCAL_WRITE, w.scratchMrs, lkeys, null);
+                w.emulation = new AtomicEmulation(type.connectionless(), threads, staging, lkeys);
+                for (EndpointManager m : w.managers) {
+                    for (Endpoint e : m.endpoints) {
+                        e.emulation(w.emulation);
+                    }
+                }
+            }
+            w.recvSlotBytes = o.recvSlotBytes();
             world.barrier();
         } catch (RuntimeException | Error e) {
             release(w.scratchMrs, w.memoryPd);
@@ -204,8 +220,7 @@ public final class WorldEndpoints implements AutoCloseable {
             ordinal[r] = eps[r] == null ? 0 : managers.indexOf(eps[r].manager());
         }
         RankEndpoint re = new RankEndpoint(this, t, eps, qpType.connectionless(), world.rank(), ordinal, qpsPerPeer(),
-                maxChunk, device.capabilities().writeWithImm(), scratch == null ? 0 : scratch.address() + 64L * t,
-                scratchLkey);
+                maxChunk, device.capabilities().writeWithImm(), scratch.address() + 64L * t, scratchLkey, emulation);
         leased[t] = re;
         return re;
     }
@@ -306,6 +321,9 @@ public final class WorldEndpoints implements AutoCloseable {
             int[] rkeys = new int[sources * qps];
             registerEverywhere(mem, Access.ALL_RDMA | (atomics() ? Access.REMOTE_ATOMIC : 0), mrs, lkey, rkeys);
             handle = new WindowHandle(id, seq, mem.address(), mem.byteSize(), sources, qps, rkeys);
+            if (emulation != null) {
+                emulation.window(id, mem);
+            }
             byte[] h = handle.toBytes();
             mine = new byte[h.length + 1];
             mine[0] = WINDOW_OK;
@@ -320,6 +338,7 @@ public final class WorldEndpoints implements AutoCloseable {
         try {
             all = world.allgather(mine);
         } catch (RuntimeException e) {
+            forget(id);
             release(mrs, memoryPd);
             throw e;
         }
@@ -349,6 +368,7 @@ public final class WorldEndpoints implements AutoCloseable {
             }
         }
         if (!failed.isEmpty()) {
+            forget(id);
             release(mrs, memoryPd);
             throw new IllegalArgumentException("window not created on any rank: " + failed);
         }
@@ -364,6 +384,13 @@ public final class WorldEndpoints implements AutoCloseable {
             windows[id] = w;
         }
         return w;
+    }
+
+    /** The emulation no longer serves window {@code id} (it failed to be created, or it is freed). */
+    private void forget(int id) {
+        if (emulation != null && id < MAX_WINDOWS) {
+            emulation.window(id, null);
+        }
     }
 
     /**
@@ -394,6 +421,19 @@ public final class WorldEndpoints implements AutoCloseable {
     /** Whether the device executes RDMA atomics (remote atomic access is asked for only there). */
     boolean atomics() {
         return device.capabilities().atomicCap().supported();
+    }
+
+    /**
+     * Why window atomics cannot run here, or null when they can (on the device, or emulated where
+     * it has none and the receive slots hold an emulation message).
+     */
+    String atomicsRefusal() {
+        if (atomics() || emulation != null) {
+            return null;
+        }
+        return "the device has no RDMA atomics (atomic_cap NONE) and its emulation needs receive slots of "
+                + AtomicEmulation.MESSAGE_BYTES + " bytes; these have " + recvSlotBytes
+                + " (EndpointOptions.withBuffers)";
     }
 
     /** The rank an RC manager reaches. */
@@ -486,6 +526,7 @@ public final class WorldEndpoints implements AutoCloseable {
         }
         w.freed = true;
         windows[w.id] = null;
+        forget(w.id);
         release(w.mrs, w.memoryPd);
     }
 
