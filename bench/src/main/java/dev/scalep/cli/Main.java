@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
                 KernelCommand.class,
                 PerftestCommand.class,
                 SpmdCommand.class,
+                StatCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Main implements Runnable {

@@ -5,6 +5,9 @@ import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.SendWorkRequests;
+import dev.scalep.verbs.counters.Counters;
+
+import java.util.Locale;
 
 /**
  * Credits, id rewriting ({@link SendCredits}) and postlist filling shared by the send paths. On an
@@ -29,6 +32,8 @@ abstract sealed class AbstractSendPath implements SendPath
     private final long[] peerAh;
     private final int[] peerQpn;
     private final int[] peerQkey;
+    /** Counters of this QP's send path ({@link Counters}); incremented only when {@link Counters#ENABLED}. */
+    protected final PathCounters counters;
 
     /** A path whose native list holds {@code maxBatch} (capped at the queue depth) records. */
     AbstractSendPath(QueuePair qp, int maxBatch, int owners, int peers, PostFailureHandler onFailure) {
@@ -55,6 +60,18 @@ abstract sealed class AbstractSendPath implements SendPath
         this.peerAh = new long[Math.max(peers, 1)];
         this.peerQpn = new int[Math.max(peers, 1)];
         this.peerQkey = new int[Math.max(peers, 1)];
+        this.counters = new PathCounters("qp" + qp.qpNum() + "." + kind(), qp.counters());
+    }
+
+    /** The path's kind in counter labels: exclusive, locked, combining, chained. */
+    private String kind() {
+        String n = getClass().getSimpleName();
+        return n.substring(0, n.length() - "Poster".length()).toLowerCase(Locale.ROOT);
+    }
+
+    @Override
+    public final PathCounters counters() {
+        return counters;
     }
 
     @Override
@@ -154,6 +171,9 @@ abstract sealed class AbstractSendPath implements SendPath
             return 0;
         }
         int rc = qp.postSend(list);
+        if (Counters.ENABLED) {
+            counters.doorbell(n);
+        }
         if (rc != 0) {
             settle(rc, 0, n);
         }
@@ -180,6 +200,9 @@ abstract sealed class AbstractSendPath implements SendPath
         }
         c.unsequence(n - bad);
         c.give(n - bad);
+        if (Counters.ENABLED) {
+            counters.failed(n - bad);
+        }
     }
 
     @Override
@@ -233,5 +256,6 @@ abstract sealed class AbstractSendPath implements SendPath
     @Override
     public void close() {
         list.close();
+        counters.close();
     }
 }

@@ -1,5 +1,6 @@
 package dev.scalep.verbs.ibv;
 
+import dev.scalep.verbs.counters.Events;
 import dev.scalep.verbs.Context;
 import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.Device;
@@ -239,7 +240,10 @@ public final class IbvDevice implements Device {
 
     @Override
     public Context open(ContextOptions options) {
-        return IbvContext.open(this, options == null ? ContextOptions.DEFAULTS : options);
+        Object opening = Events.deviceOpening();
+        Context c = IbvContext.open(this, options == null ? ContextOptions.DEFAULTS : options);
+        Events.deviceOpened(opening, name, "ibv");
+        return c;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.scalep.verbs.ibv;
 
+import dev.scalep.verbs.counters.Events;
 import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.Errno;
@@ -328,6 +329,7 @@ final class IbvQp extends IbvResource implements QueuePair {
                         step + " of " + type + " QP " + qpNum + " (" + state + " -> " + to + "), attr_mask=0x"
                                 + Integer.toHexString(IbvConst.IBV_QP_STATE | mask));
             }
+            Events.qpState(context.name, qpNum, state, to);
             this.state = to;
         }
     }

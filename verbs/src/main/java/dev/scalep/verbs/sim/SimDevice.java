@@ -1,6 +1,7 @@
 package dev.scalep.verbs.sim;
 
 import dev.scalep.verbs.AtomicCap;
+import dev.scalep.verbs.counters.Events;
 import dev.scalep.verbs.Context;
 import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.Device;
@@ -240,9 +241,12 @@ public final class SimDevice implements Device {
         if (options == null) {
             throw new VerbsException("ibv_open_device", Errno.EINVAL, name, "options must not be null");
         }
+        Object opening = Events.deviceOpening();
         attach();
         try {
-            return new SimContext(this, options);
+            Context c = new SimContext(this, options);
+            Events.deviceOpened(opening, name, "sim");
+            return c;
         } catch (RuntimeException e) {
             detach();
             throw e;

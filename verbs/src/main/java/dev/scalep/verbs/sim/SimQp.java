@@ -1,6 +1,7 @@
 package dev.scalep.verbs.sim;
 
 import dev.scalep.verbs.Access;
+import dev.scalep.verbs.counters.Events;
 import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.Errno;
@@ -194,6 +195,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         if (to == QpState.ERR || to == QpState.RESET) {
             incarnation++;
         }
+        Events.qpState(dev.name(), qpNum(), state, to);
         state = to;
         FabricDirectory d = dev.directory();
         if (d != null && !isClosed()) {
