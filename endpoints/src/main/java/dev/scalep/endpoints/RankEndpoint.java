@@ -10,12 +10,16 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * One thread's reach into every other rank of a world ({@link WorldEndpoints#acquire()}):
- * {@link #to(int)} names the peer rank (the only way to direct an endpoint of a world) and returns
+ * One thread's reach into every rank of a world, its own included ({@link WorldEndpoints#acquire()}):
+ * {@link #to(int)} names the rank (the only way to direct an endpoint of a world) and returns
  * the endpoint positioned at it, on which the
  * usual data-path calls post ({@code ep.to(r).write(...)}). On RC that is the thread's endpoint of
- * the per-peer manager for rank {@code r}; on a connectionless device it is the thread's single
- * endpoint with rank {@code r}'s address handle and buffers selected. Thread-bound like
+ * the per-peer manager for rank {@code r} (for this rank, of the loopback manager, whose QPs are
+ * connected to themselves); on a connectionless device it is the thread's single endpoint with
+ * rank {@code r}'s address handle (this rank's own address for itself) and buffers selected. Every
+ * window operation and flush takes this rank as a target like any other: the loopback goes
+ * through the device, so an atomic on a word of this rank's own window is atomic against the
+ * other ranks' atomics on it. Thread-bound like
  * {@link Endpoint}; {@link #to} and {@link #poll} do not allocate.
  */
 public final class RankEndpoint implements AutoCloseable {
@@ -71,13 +75,17 @@ public final class RankEndpoint implements AutoCloseable {
         }
     }
 
-    /** The endpoint that reaches rank {@code rank} (another rank than this one), directed at it. */
+    /**
+     * The endpoint that reaches rank {@code rank}, directed at it; {@code rank} may be this rank
+     * (the thread's loopback endpoint, whose peer buffers are its own).
+     */
     public Endpoint to(int rank) {
-        if (rank < 0 || rank >= byRank.length || rank == me) {
-            throw new IllegalArgumentException("rank " + rank + " is not a peer of rank " + me + " in a world of " + byRank.length);
+        if (rank < 0 || rank >= byRank.length) {
+            throw new IllegalArgumentException("rank " + rank + " is not a rank of a world of " + byRank.length
+                    + " (this is rank " + me + ")");
         }
         Endpoint e = byRank[rank];
-        return shared ? e.to(WorldEndpoints.peerIndex(rank, me)) : e;
+        return shared ? e.to(rank) : e;
     }
 
     /** This thread's slot, 0..threads-1: it is connected to the same slot on every other rank. */
