@@ -27,8 +27,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Two variants. {@link Variant#ATOMIC}: the XOR is a remote compare-and-swap loop, exact (the
  * first attempt guesses the word's initial value, a failed attempt returns the word's value for
  * the next). {@link Variant#GET_PUT}: a get, the XOR, a put, without atomicity; concurrent updates
- * of one word can be lost, which HPCC accepts up to 1 % of the table. Both keep up to
- * {@link #BATCH} updates of a thread in flight (HPCC's look-ahead), flushing between steps.
+ * of one word can be lost, which HPCC accepts up to 1 % of the table. The atomic variant keeps
+ * {@link #BATCH} updates of a thread in flight (HPCC's look-ahead), flushing between steps. The
+ * get-put variant loses about 2·B·G updates per table word for B in flight in each of G threads
+ * (two updates of one word in flight at once), so it keeps B = words / (512·G) in flight, at most
+ * {@link #BATCH} and at least 1: about 0.4 % lost, whatever the table's size.
  * Updates of this rank's own words go through the endpoints too (the device's atomics are atomic
  * only against each other, not against the CPU).
  *
@@ -123,7 +126,9 @@ public final class Gups {
                         try (RankEndpoint re = we.acquire()) {
                             start.await();
                             began[slot] = System.nanoTime();
-                            Updater u = new Updater(re, table, scratch, slot, words - 1, logLocal, variant);
+                            int inFlight = variant == Variant.ATOMIC ? BATCH
+                                    : (int) Math.max(1, Math.min(BATCH, words / (512 * slices)));
+                            Updater u = new Updater(re, table, scratch, slot, words - 1, logLocal, variant, inFlight);
                             attempts[slot] = u.run(from, to);
                             done[slot] = System.nanoTime();
                         } catch (Throwable x) {
@@ -191,13 +196,14 @@ public final class Gups {
         private final long mask;
         private final int logLocal;
         private final Variant variant;
+        private final int inFlight;
         private final long[] value = new long[BATCH];
         private final long[] guess = new long[BATCH];
         private final int[] rank = new int[BATCH];
         private final long[] offset = new long[BATCH];
         private final boolean[] pending = new boolean[BATCH];
 
-        Updater(RankEndpoint re, Window table, Window scratch, int slot, long mask, int logLocal, Variant variant) {
+        Updater(RankEndpoint re, Window table, Window scratch, int slot, long mask, int logLocal, Variant variant, int inFlight) {
             this.re = re;
             this.table = table;
             this.scratch = scratch;
@@ -207,6 +213,7 @@ public final class Gups {
             this.mask = mask;
             this.logLocal = logLocal;
             this.variant = variant;
+            this.inFlight = inFlight;
         }
 
         /** Apply updates [from, to) of the stream; returns the remote operations it took. */
@@ -215,7 +222,7 @@ public final class Gups {
             long ops = 0;
             long n = from;
             while (n < to) {
-                int k = (int) Math.min(BATCH, to - n);
+                int k = (int) Math.min(inFlight, to - n);
                 for (int i = 0; i < k; i++) {
                     v = HpccStream.next(v);
                     long idx = v & mask;
