@@ -148,7 +148,8 @@ final class KernelCommand implements Callable<Integer> {
                 KernelSupport.Result r = run(w, k, dev, e.getKey(), e.getValue(), n);
                 allOk &= r.verified();
                 if (lead) {
-                    Output.line(System.out, String.format("%-34s %8s %10.4f %8.3f %-8s %12.0f  %s", e.getKey(),
+                    Output.line(System.out, String.format(gups ? "%-34s %8s %10.4f %8.5f %-8s %12.0f  %s"
+                                    : "%-34s %8s %10.4f %8.3f %-8s %12.0f  %s", e.getKey(),
                             r.ranks() + "x" + r.threads(), r.seconds(), r.rate(), r.rateUnit(), r.opsPerSec(),
                             r.verified() ? "verified" : "FAILED: " + r.detail()));
                     if (r.notes() != null && !r.notes().isEmpty()) {
