@@ -1,5 +1,6 @@
 package dev.scalep.cli;
 
+import dev.scalep.bench.Warmup;
 import dev.scalep.bench.kernels.Dgemm;
 import dev.scalep.bench.kernels.KernelSupport;
 import dev.scalep.bench.kernels.Stencil;
@@ -111,6 +112,7 @@ final class KernelCommand implements Callable<Integer> {
                 allOk &= run(w, k, dev, e.getKey(), e.getValue(), n).verified();
                 warm.append('.');
             }
+            Warmup.awaitJitQuiet(); // the compilers' queue from the warm-up would otherwise take a core from the first level
             if (lead) {
                 Output.line(System.out, warm + " done");
                 Output.line(System.out, String.format("%-34s %8s %10s %-8s %12s  %s", "LEVEL", "RANKSxT", "SECONDS", "", "RDMA OPS/S", "VERIFIED"));
