@@ -10,6 +10,7 @@ module dev.scalep.endpoints {
     requires transitive dev.scalep.policies;
     requires transitive dev.scalep.spmd;
     requires dev.scalep.threading;
+    requires org.agrona.core;
 
     exports dev.scalep.endpoints;
     exports dev.scalep.endpoints.srd;

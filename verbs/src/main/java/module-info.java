@@ -11,10 +11,14 @@ module dev.scalep.verbs {
     // Agrona is an automatic module and uses sun.misc.Unsafe; nothing else would put jdk.unsupported
     // in an application's module graph.
     requires jdk.unsupported;
+    // JFR events of the control path (dev.scalep.verbs.counters.Events).
+    requires jdk.jfr;
 
     exports dev.scalep.verbs;
     // Internals: the FFM bindings are shared with the modules that bind their own native libraries.
     exports dev.scalep.verbs.ffm to dev.scalep.spmd, dev.scalep.threading;
+    // Runtime counters and control-path JFR events: used by the layers above; jdk.jfr reads the events.
+    exports dev.scalep.verbs.counters to dev.scalep.spmd, dev.scalep.threading, dev.scalep.endpoints, jdk.jfr;
 
     uses dev.scalep.verbs.VerbsProvider;
     provides dev.scalep.verbs.VerbsProvider with dev.scalep.verbs.sim.SimProvider, dev.scalep.verbs.ibv.IbvProvider;

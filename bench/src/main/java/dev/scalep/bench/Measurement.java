@@ -7,10 +7,18 @@ import dev.scalep.verbs.ResourceUsage;
  * messages completed, and the resource report of the endpoints that carried them, plus free-form
  * notes (substitutions the endpoint layer made), the unsignaled interval that ran (the device may
  * have had to signal more often than {@code point().unsignaled()} asked), {@code ranks} (1 when
- * sender and receiver share a process, 2 when they are two ranks of a job) and the payload size.
+ * sender and receiver share a process, 2 when they are two ranks of a job) and the payload size,
+ * and what the sender's runtime counters moved by during the run ({@code counters}; null when
+ * counting was off, {@code -Dscalep.counters=false}).
  */
 public record Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,
-                          String notes, int unsignaledRan, int ranks, int payloadBytes) {
+                          String notes, int unsignaledRan, int ranks, int payloadBytes, CounterDelta counters) {
+
+    /** A measurement without counters. */
+    public Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,
+                       String notes, int unsignaledRan, int ranks, int payloadBytes) {
+        this(point, repeat, seconds, messages, resources, notes, unsignaledRan, ranks, payloadBytes, null);
+    }
 
     /** A measurement in one process of the sweep's default payload that ran the unsignaled interval its point asked for. */
     public Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources, String notes) {

@@ -31,9 +31,20 @@ public final class ResultsReader {
                     num(r, "uarPagesInUse"), num(r, "uuarsInUse"), num(r, "memoryBytes"));
             out.add(new Measurement(point, (int) num(r, "repeat"), r.path("seconds").asDouble(), num(r, "messages"), res,
                     r.path("notes").asText(""), (int) num(r, "unsignaled"), (int) num(r, "ranks"),
-                    (int) num(r, "payloadBytes")));
+                    (int) num(r, "payloadBytes"), counters(r)));
         }
         return out;
+    }
+
+    /** The row's counter columns, or null when it has none (counting was off, or an older file). */
+    private static CounterDelta counters(JsonNode r) throws IOException {
+        JsonNode w = r.get("wrs");
+        if (w == null || !w.canConvertToLong()) {
+            return null;
+        }
+        return new CounterDelta(num(r, "wrs"), num(r, "doorbells"), num(r, "completions"), num(r, "combinerPasses"),
+                num(r, "combinedWrs"), num(r, "lockAcquired"), num(r, "lockContended"), num(r, "handoffs"),
+                num(r, "backPressured"), num(r, "blueFlameWrites"));
     }
 
     private static long num(JsonNode row, String field) throws IOException {

@@ -27,7 +27,13 @@ public final class ResultsWriter {
             "device", "category", "threads", "postlist", "unsignaled", "messages", "seconds", "mmsgPerSec",
             "qps", "cqs", "uarPages", "uuars", "memoryBytes",
             "repeat", "sharing", "depth", "inline", "blueFlame", "shareAxis", "ways", "variant",
-            "contexts", "pds", "mrs", "srqs", "tds", "uarPagesInUse", "uuarsInUse", "unsignaledAsked", "ranks", "payloadBytes", "notes");
+            "contexts", "pds", "mrs", "srqs", "tds", "uarPagesInUse", "uuarsInUse", "unsignaledAsked", "ranks", "payloadBytes", "notes",
+            "doorbellsPerWr", "completionsPerWr", "wrsPerCombinerPass", "contendedPerWr", "handoffsPerWr",
+            "wrs", "doorbells", "completions", "combinerPasses", "combinedWrs", "lockAcquired", "lockContended",
+            "handoffs", "backPressured", "blueFlameWrites");
+
+    /** The counter columns, written empty when the run had no counters. */
+    static final List<String> COUNTER_COLUMNS = COLUMNS.subList(COLUMNS.indexOf("doorbellsPerWr"), COLUMNS.size());
 
     private ResultsWriter() {
     }
@@ -69,7 +75,37 @@ public final class ResultsWriter {
         row.put("ranks", m.ranks());
         row.put("payloadBytes", m.payloadBytes());
         row.put("notes", m.notes() == null ? "" : m.notes());
+        putCounters(row, m.counters());
         return row;
+    }
+
+    /** The counter columns of {@code c} (empty values when null: counting was off). */
+    static void putCounters(Map<String, Object> row, CounterDelta c) {
+        if (c == null) {
+            for (String k : COUNTER_COLUMNS) {
+                row.put(k, null);
+            }
+            return;
+        }
+        row.put("doorbellsPerWr", ratio(c.doorbellsPerWr()));
+        row.put("completionsPerWr", ratio(c.completionsPerWr()));
+        row.put("wrsPerCombinerPass", ratio(c.wrsPerCombinerPass()));
+        row.put("contendedPerWr", ratio(c.contendedPerWr()));
+        row.put("handoffsPerWr", ratio(c.handoffsPerWr()));
+        row.put("wrs", c.wrs());
+        row.put("doorbells", c.doorbells());
+        row.put("completions", c.completions());
+        row.put("combinerPasses", c.combinerPasses());
+        row.put("combinedWrs", c.combinedWrs());
+        row.put("lockAcquired", c.lockAcquired());
+        row.put("lockContended", c.lockContended());
+        row.put("handoffs", c.handoffs());
+        row.put("backPressured", c.backPressured());
+        row.put("blueFlameWrites", c.blueFlameWrites());
+    }
+
+    private static Double ratio(double v) {
+        return Double.isNaN(v) ? null : round(v, 6);
     }
 
     static double round(double v, int digits) {
@@ -130,6 +166,15 @@ public final class ResultsWriter {
             row.put("mmsgPerSecMax", round(s.max(), 4));
             row.put("mmsgPerSecMad", round(s.mad(), 4));
             row.put("mmsgPerSecSpread", round(s.median() > 0 ? (s.max() - s.min()) / s.median() : 0, 4)); // (max - min) / median
+            // counters of the configuration: summed over its repeats, ratios of the sums
+            CounterDelta sum = null;
+            for (Measurement m : e.getValue()) {
+                sum = m.counters() == null ? null : sum == null ? m.counters() : sum.plus(m.counters());
+                if (m.counters() == null) {
+                    break;
+                }
+            }
+            putCounters(row, sum);
             out.add(row);
         }
         return out;

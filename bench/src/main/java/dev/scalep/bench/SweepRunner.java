@@ -11,9 +11,11 @@ import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.ResourceUsage;
+import dev.scalep.verbs.counters.Counters;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
@@ -211,8 +213,11 @@ public final class SweepRunner {
         }
         try {
             for (int r = 0; r < rounds; r++) {
+                // the sender threads wait at the start barrier: its counters are still
+                Map<String, Long> before = Counters.ENABLED ? sender.counterTotals() : null;
                 start.await(5, TimeUnit.MINUTES);
                 end.await(5, TimeUnit.MINUTES);
+                CounterDelta moved = before == null ? null : CounterDelta.between(before, sender.counterTotals());
                 long first = Long.MAX_VALUE;
                 long last = Long.MIN_VALUE;
                 for (int t = 0; t < p.threads(); t++) {
@@ -225,7 +230,7 @@ public final class SweepRunner {
                 }
                 int rep = r - warmRounds + 1;
                 Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes,
-                        sender.signalEvery(), ranks, w.size());
+                        sender.signalEvery(), ranks, w.size(), moved);
                 out.add(m);
                 each.accept(m);
             }

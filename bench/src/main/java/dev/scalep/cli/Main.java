@@ -18,6 +18,7 @@ import picocli.CommandLine.Command;
                 CheckCommand.class,
                 KernelCommand.class,
                 SpmdCommand.class,
+                StatCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Main implements Runnable {

@@ -15,6 +15,7 @@ import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.SendFlags;
 import dev.scalep.verbs.SharedReceiveQueue;
+import dev.scalep.verbs.counters.Counters;
 
 import java.lang.foreign.MemorySegment;
 
@@ -77,6 +78,8 @@ public final class Endpoint implements AutoCloseable {
     private final boolean sgeHeaderPayload;
     /** Whether the flush request can be a zero-byte RDMA write (else a zero-byte send). */
     private final boolean rdmaWrite;
+    /** This endpoint's counters, written by its owner thread when {@link Counters#ENABLED}. */
+    private final EndpointCounters counters;
 
     private volatile Thread ownerThread;
     private volatile boolean closed;
@@ -125,6 +128,12 @@ public final class Endpoint implements AutoCloseable {
         this.rdmaWrite = qp.pd().context().capabilities().rdmaWrite();
         this.batch = new SendBatch(Math.min(o.postlist(), path.maxBatch()));
         this.sgeHeaderPayload = plan.sgeHeaderPayload() && path.maxSge() > 1 && path instanceof ChainedPoster;
+        this.counters = new EndpointCounters("m" + manager.serial() + ".ep" + index);
+    }
+
+    /** This endpoint's counters. */
+    EndpointCounters counters() {
+        return counters;
     }
 
     EndpointManager manager() {
@@ -347,6 +356,9 @@ public final class Endpoint implements AutoCloseable {
         if (++sinceSignal >= signalEvery) {
             flags = SendFlags.SIGNALED;
             sinceSignal = 0;
+            if (Counters.ENABLED) {
+                counters.signaled.incrementOrdered();
+            }
         }
         int total = headerLength + length;
         if (total > 0 && total <= inline && op != Opcode.RDMA_READ) {
@@ -374,11 +386,20 @@ public final class Endpoint implements AutoCloseable {
         }
         int rc = path.post(b);
         if (rc == BACK_PRESSURED) {
-            router.progress();
+            if (Counters.ENABLED) {
+                counters.backPressured.incrementOrdered();
+            }
+            router.progress(owner);
             return rc;
         }
         posted += n; // the refused ones are settled through the path's rejected(owner)
         b.clear();
+        if (Counters.ENABLED) {
+            counters.wrs.getAndAddOrdered(n);
+            if (rc != OK) {
+                counters.failedPosts.incrementOrdered();
+            }
+        }
         return rc;
     }
 
@@ -394,6 +415,9 @@ public final class Endpoint implements AutoCloseable {
         SendBatch b = batch;
         int n = b.count();
         if (n > 0) {
+            if (Counters.ENABLED && (b.flags(n - 1) & SendFlags.SIGNALED) == 0) {
+                counters.signaled.incrementOrdered();
+            }
             b.flags(n - 1, b.flags(n - 1) | SendFlags.SIGNALED);
             sinceSignal = 0;
             return postStaged();
@@ -405,6 +429,9 @@ public final class Endpoint implements AutoCloseable {
             int rc = postStaged();
             if (rc == OK) {
                 sinceSignal = 0;
+                if (Counters.ENABLED) {
+                    counters.signaled.incrementOrdered();
+                }
             } else if (rc == BACK_PRESSURED) {
                 b.clear();
             }
@@ -430,6 +457,9 @@ public final class Endpoint implements AutoCloseable {
             }
             if (c.isRecv() || c.wrId() != FLUSH_ID) {
                 out.copyFrom(c);
+                if (Counters.ENABLED) {
+                    counters.completions.incrementOrdered();
+                }
                 return true;
             }
         }
@@ -448,14 +478,14 @@ public final class Endpoint implements AutoCloseable {
         long deadline = System.nanoTime() + timeoutNanos;
         int rc;
         while ((rc = flush()) == BACK_PRESSURED) {
-            router.progress();
+            router.progress(owner);
             discardCompletions();
             if (System.nanoTime() > deadline) {
                 return false;
             }
         }
         while (outstanding() > 0) {
-            router.progress();
+            router.progress(owner);
             discardCompletions();
             if (System.nanoTime() > deadline) {
                 return false;
@@ -636,5 +666,6 @@ public final class Endpoint implements AutoCloseable {
         ownerThread = null;
         batch.clear();
         receives.close();
+        counters.close();
     }
 }

@@ -24,6 +24,9 @@ import dev.scalep.verbs.ResourceUsage;
 import dev.scalep.verbs.SharedReceiveQueue;
 import dev.scalep.verbs.ThreadDomain;
 import dev.scalep.verbs.VerbsException;
+import dev.scalep.verbs.counters.CounterGroup;
+import dev.scalep.verbs.counters.Counters;
+import dev.scalep.verbs.counters.Events;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -34,6 +37,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 /**
@@ -72,6 +76,9 @@ import java.util.stream.Collectors;
  * <p>Control-path methods are thread-safe; {@link #close()} must not race with endpoint use.
  */
 public final class EndpointManager implements AutoCloseable {
+    private static final AtomicInteger SERIAL = new AtomicInteger();
+    /** This manager's number in the process: its endpoints' counters are {@code m<serial>.ep<i>}. */
+    private final int serial = SERIAL.incrementAndGet();
     private final Device device;
     private final SharingConfig requested;
     private final int threads;
@@ -346,6 +353,7 @@ public final class EndpointManager implements AutoCloseable {
             PeerWiring.finishBringUp(this);
             PeerWiring.finishBringUp(other);
         }
+        Events.connected(device.name(), requested.toString(), threads, qps.size(), 1);
     }
 
     /** What another process needs to reach this manager, as bytes (QP addresses and endpoint buffers). */
@@ -386,6 +394,39 @@ public final class EndpointManager implements AutoCloseable {
             endpoints[t].postInitialReceives();
         }
         PeerWiring.finishBringUp(this);
+        Events.connected(device.name(), requested.toString(), threads, qps.size(), remotes.length);
+    }
+
+    /** This manager's number in the process (its endpoints' counters are labelled {@code m<serial>.ep<i>}). */
+    int serial() {
+        return serial;
+    }
+
+    /**
+     * The sums of this manager's counters ({@link Counters}) by kind and name: {@code ep.<name>} over
+     * its endpoints, {@code qp.<name>} over its QPs' send paths, {@code cq.<name>} over its CQs (see
+     * ARCHITECTURE.md, Counters). A snapshot; all zero when counting is off ({@code -Dscalep.counters=false}).
+     */
+    public synchronized Map<String, Long> counterTotals() {
+        Map<String, Long> out = new LinkedHashMap<>();
+        for (Endpoint e : endpoints) {
+            if (e != null) {
+                add(out, "ep.", e.counters().group);
+            }
+        }
+        for (SendPath p : paths) {
+            add(out, "qp.", p.counters().group());
+        }
+        for (CompletionRouter r : routers) {
+            add(out, "cq.", r.counters().group());
+        }
+        return out;
+    }
+
+    private static void add(Map<String, Long> out, String kind, CounterGroup g) {
+        for (int i = 0; i < g.size(); i++) {
+            out.merge(kind + g.name(i), g.value(i), Long::sum);
+        }
     }
 
     /**

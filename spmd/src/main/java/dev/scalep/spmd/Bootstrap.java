@@ -1,5 +1,7 @@
 package dev.scalep.spmd;
 
+import dev.scalep.verbs.counters.Counters;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -62,6 +64,7 @@ public final class Bootstrap {
             return new SingletonWorld();
         }
         w.chosen = c.why();
+        Counters.describe(w.rank(), w.size()); // scalep stat shows each process's rank
         return w;
     }
 

@@ -5,6 +5,9 @@ import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.SendWorkRequests;
+import dev.scalep.verbs.counters.Counters;
+
+import java.util.Locale;
 
 /**
  * Credits, id rewriting ({@link SendCredits}) and postlist filling shared by the send paths. On an
@@ -46,6 +49,8 @@ abstract sealed class AbstractSendPath implements SendPath
     private final long[] recRemoteAddr;
     private final int[] recRkey;
     private final int[] recImm;
+    /** Counters of this QP's send path ({@link Counters}); incremented only when {@link Counters#ENABLED}. */
+    protected final PathCounters counters;
 
     /** A path whose native list holds {@code maxBatch} (capped at the queue depth) records. */
     AbstractSendPath(QueuePair qp, int maxBatch, int owners, int peers, PostFailureHandler onFailure) {
@@ -84,6 +89,18 @@ abstract sealed class AbstractSendPath implements SendPath
         this.peerAh = new long[Math.max(peers, 1)];
         this.peerQpn = new int[Math.max(peers, 1)];
         this.peerQkey = new int[Math.max(peers, 1)];
+        this.counters = new PathCounters("qp" + qp.qpNum() + "." + kind(), qp.counters());
+    }
+
+    /** The path's kind in counter labels: exclusive, locked, combining, chained. */
+    private String kind() {
+        String n = getClass().getSimpleName();
+        return n.substring(0, n.length() - "Poster".length()).toLowerCase(Locale.ROOT);
+    }
+
+    @Override
+    public final PathCounters counters() {
+        return counters;
     }
 
     @Override
@@ -157,8 +174,8 @@ abstract sealed class AbstractSendPath implements SendPath
      */
     protected final void rewrite(int rec, SendBatch b, int i) {
         list.wrId(rec, credits.sequence(b.wrId[i]));
-        if (connectionless) {
-            writeConnectionless(rec, b, i);
+        if (connectionless || b.op[i].isAtomic()) {
+            writeWhole(rec, b, i);
         } else if (differs(rec, b, i)) {
             refresh(rec, b, i);
         }
@@ -204,10 +221,16 @@ abstract sealed class AbstractSendPath implements SendPath
         }
     }
 
-    /** Every field of request {@code i} but its id into record {@code rec} of a connectionless QP. */
-    private void writeConnectionless(int rec, SendBatch b, int i) {
+    /**
+     * Every field of request {@code i} but its id into record {@code rec}: on a connectionless QP
+     * (its destination shares the record's union with the RDMA fields) and for an atomic (whose
+     * fields share it too); the record's remembered contents are forgotten, so the next request
+     * written into it is written whole.
+     */
+    private void writeWhole(int rec, SendBatch b, int i) {
         list.opcode(rec, b.op[i]).flags(rec, b.flags[i]);
         describe(rec, b, i);
+        recOp[rec] = null;
     }
 
     /** Every field of request {@code i} but its id into record {@code rec} never written before (connected QPs). */
@@ -239,7 +262,7 @@ abstract sealed class AbstractSendPath implements SendPath
         recRkey[rec] = b.rkey[i];
     }
 
-    /** Every field of request {@code i} but its id, opcode and flags, into record {@code rec} (connectionless QPs). */
+    /** Every field of request {@code i} but its id, opcode and flags, into record {@code rec} (see {@link #writeWhole}). */
     private void describe(int rec, SendBatch b, int i) {
         SendWorkRequests w = list;
         Opcode op = b.op[i];
@@ -247,8 +270,15 @@ abstract sealed class AbstractSendPath implements SendPath
         int peer = b.peer[i];
         if (op.isRdma()) {
             w.rdma(rec, b.remoteAddr[i], b.rkey[i]);
-            w.srdDestination(rec, peerAh[peer], peerQpn[peer], peerQkey[peer]);
-        } else {
+            if (connectionless) {
+                w.srdDestination(rec, peerAh[peer], peerQpn[peer], peerQkey[peer]);
+            }
+        } else if (op.isAtomic()) {
+            w.atomic(rec, b.remoteAddr[i], b.rkey[i], b.compareAdd[i], b.swap[i]);
+            if (connectionless) { // no connectionless device has atomics: the provider refuses the request
+                w.srdDestination(rec, peerAh[peer], peerQpn[peer], peerQkey[peer]);
+            }
+        } else if (connectionless) {
             w.ud(rec, peerAh[peer], peerQpn[peer], peerQkey[peer]);
         }
         if (op.hasImmediate()) {
@@ -263,6 +293,9 @@ abstract sealed class AbstractSendPath implements SendPath
             return 0;
         }
         int rc = qp.postSend(list.prefix(n));
+        if (Counters.ENABLED) {
+            counters.doorbell(n);
+        }
         if (rc != 0) {
             settle(rc, 0, n);
         }
@@ -289,6 +322,9 @@ abstract sealed class AbstractSendPath implements SendPath
         }
         c.unsequence(n - bad);
         c.give(n - bad);
+        if (Counters.ENABLED) {
+            counters.failed(n - bad);
+        }
     }
 
     @Override
@@ -342,8 +378,8 @@ abstract sealed class AbstractSendPath implements SendPath
             // the id, then only what changed: one loop the JIT compiles whole (a call per request
             // to a separately compiled method kept every field load and range check per request)
             w.wrId(rec, c.sequence(ids[i]));
-            if (connectionless) {
-                writeConnectionless(rec, b, i);
+            if (connectionless || b.op[i].isAtomic()) {
+                writeWhole(rec, b, i);
             } else if (differs(rec, b, i)) {
                 refresh(rec, b, i);
             }
@@ -354,5 +390,6 @@ abstract sealed class AbstractSendPath implements SendPath
     @Override
     public void close() {
         list.close();
+        counters.close();
     }
 }

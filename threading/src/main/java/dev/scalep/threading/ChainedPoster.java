@@ -2,6 +2,7 @@ package dev.scalep.threading;
 
 import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.SendWorkRequests;
+import dev.scalep.verbs.counters.Counters;
 
 /**
  * The send path of a QP used by one thread whose work requests come from a pre-initialised pool:
@@ -65,6 +66,9 @@ public final class ChainedPoster extends AbstractSendPath {
         if (n > 0) {
             rc = qp.postSend(list, chainStart, n);
             chains++;
+            if (Counters.ENABLED) {
+                counters.doorbell(n);
+            }
             if (rc != 0) {
                 settle(rc, chainStart, n);
             }

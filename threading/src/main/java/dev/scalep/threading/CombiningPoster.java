@@ -1,6 +1,7 @@
 package dev.scalep.threading;
 
 import dev.scalep.verbs.QueuePair;
+import dev.scalep.verbs.counters.Counters;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
 import org.jctools.queues.MessagePassingQueue;
@@ -73,6 +74,11 @@ public final class CombiningPoster extends AbstractSendPath {
         long refusedBefore = mine < owners ? credits.rejected(mine) : 0;
         if (combining.compareAndSet(0, 1)) {
             // Uncontended (or the holder just left): post directly, behind whatever was queued.
+            long mark = 0;
+            if (Counters.ENABLED) {
+                counters.acquired(false);
+                mark = counters.passStart();
+            }
             try {
                 drainRc = 0;
                 drain(drainLimit, n);
@@ -86,9 +92,15 @@ public final class CombiningPoster extends AbstractSendPath {
                 }
                 doorbell();
             } finally {
+                if (Counters.ENABLED) {
+                    counters.passEnd(mark);
+                }
                 release();
             }
         } else {
+            if (Counters.ENABLED) {
+                counters.handedOver();
+            }
             enqueue(b, n);
             // Publish before the flag is read again: the Dekker pairing with a combiner that releases
             // the flag and then re-reads the queue (see combine()).
@@ -207,12 +219,20 @@ public final class CombiningPoster extends AbstractSendPath {
                 return rc; // the holder re-checks the queue after releasing (see class comment)
             }
             int got;
+            long mark = 0;
+            if (Counters.ENABLED) {
+                counters.acquired(false);
+                mark = counters.passStart();
+            }
             try {
                 drainRc = 0;
                 got = drain(left, 0);
                 left -= got;
                 rc = firstError(rc, firstError(drainRc, doorbell()));
             } finally {
+                if (Counters.ENABLED) {
+                    counters.passEnd(mark);
+                }
                 release();
             }
             if (got == 0) {

@@ -3,11 +3,14 @@ package dev.scalep.threading;
 import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WorkCompletions;
+import dev.scalep.verbs.counters.Counters;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.jctools.queues.SpscArrayQueue;
 import org.jctools.util.PaddedAtomicLong;
+
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Demultiplexes one CQ, possibly shared by several threads' QPs, into one single-producer ring per
@@ -41,8 +44,12 @@ public final class CompletionRouter implements AutoCloseable {
         }
     }
 
+    private static final AtomicInteger SERIAL = new AtomicInteger();
+
     private final CompletionQueue cq;
     private final SpscCompletionRing[] rings;
+    /** Counters of this CQ ({@link Counters}); written by the poll-role holder. */
+    private final CqCounters counters = new CqCounters("cq" + SERIAL.incrementAndGet());
     private final Int2ObjectHashMap<Route> routes = new Int2ObjectHashMap<>();
     private final WorkCompletions batch;
     private final PaddedAtomicLong routed = new PaddedAtomicLong();
@@ -143,17 +150,30 @@ public final class CompletionRouter implements AutoCloseable {
      * errno (overrun). Never blocks.
      */
     public int progress() {
+        return progress(-1);
+    }
+
+    /**
+     * {@link #progress()} by owner {@code poller}'s thread (-1: a thread that is no owner, or not
+     * known): completions it routes to other owners are counted as routed away.
+     */
+    public int progress(int poller) {
         if (!role.compareAndSet(0, 1)) {
             return 0;
         }
         try {
-            return progressHeld();
+            return progressHeld(poller);
         } finally {
             role.set(0);
         }
     }
 
-    private int progressHeld() {
+    /** This CQ's counters. */
+    public CqCounters counters() {
+        return counters;
+    }
+
+    private int progressHeld(int poller) {
         int n = held > 0 ? deliverHeld() : 0;
         if (batchNext == batchCount) {
             int got = cq.poll(batch, batch.capacity());
@@ -163,6 +183,10 @@ public final class CompletionRouter implements AutoCloseable {
             }
             batchNext = 0;
             batchCount = got;
+            if (Counters.ENABLED && got > 0) {
+                counters.polls.incrementOrdered();
+                counters.completions.getAndAddOrdered(got);
+            }
         }
         while (batchNext < batchCount) {
             int i = batchNext;
@@ -171,6 +195,9 @@ public final class CompletionRouter implements AutoCloseable {
             if (r == null) {
                 batchNext++;
                 unrouted.getAndAdd(1);
+                if (Counters.ENABLED) {
+                    counters.unrouted.incrementOrdered();
+                }
                 continue;
             }
             long providerWrId = batch.wrId(i);
@@ -186,7 +213,13 @@ public final class CompletionRouter implements AutoCloseable {
                     retireVia.retire(providerWrId);
                 }
                 unrouted.getAndAdd(1);
+                if (Counters.ENABLED) {
+                    counters.unrouted.incrementOrdered();
+                }
                 continue;
+            }
+            if (Counters.ENABLED && poller >= 0 && owner != poller) {
+                counters.routedAway.incrementOrdered();
             }
             int status = batch.status(i);
             int opcode = status == 0 ? batch.opcode(i) : (recv ? WcOpcode.RECV : -1);
@@ -261,7 +294,7 @@ public final class CompletionRouter implements AutoCloseable {
         if (ring.poll(out)) {
             return true;
         }
-        progress();
+        progress(owner);
         return ring.poll(out);
     }
 
@@ -289,5 +322,6 @@ public final class CompletionRouter implements AutoCloseable {
     @Override
     public void close() {
         batch.close();
+        counters.close();
     }
 }

@@ -1,6 +1,7 @@
 package dev.scalep.threading;
 
 import dev.scalep.verbs.QueuePair;
+import dev.scalep.verbs.counters.Counters;
 
 /**
  * The reference send path of a QP shared by several threads, as MPI+threads implements it today:
@@ -16,7 +17,15 @@ public final class LockedPoster extends AbstractSendPath {
 
     @Override
     protected int postAdmitted(SendBatch b, int n) {
-        lock.lock();
+        if (Counters.ENABLED) {
+            boolean waited = !lock.tryLock();
+            if (waited) {
+                lock.lock();
+            }
+            counters.acquired(waited);
+        } else {
+            lock.lock();
+        }
         try {
             appendAll(b, n);
             return postList();

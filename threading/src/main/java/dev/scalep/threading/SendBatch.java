@@ -7,8 +7,10 @@ import dev.scalep.verbs.Opcode;
  * request), from the endpoint down to a {@link SendPath}, which writes them into native work
  * requests. A request is staged with {@link #add(long, Opcode, int)}, which returns its index, and
  * described with the setters that apply to it ({@link #local}, {@link #header}, {@link #remote},
- * {@link #imm}, {@link #peer}); fields not set are zero (no SGE, no immediate, peer 0). At most
- * two SGEs per request: an optional header and the payload, sent back to back.
+ * {@link #imm}, {@link #atomic}, {@link #peer}); fields not set are zero (no SGE, no immediate, no
+ * operands, peer 0). At most two SGEs per request: an optional header and the payload, sent back to
+ * back. An atomic ({@link Opcode#isAtomic}) names its remote word with {@link #remote}, its 8-byte
+ * result buffer with {@link #local} and its operands with {@link #atomic}.
  *
  * <p>Not thread-safe: owned by the thread that fills it; reusable after {@link #clear()}.
  */
@@ -24,6 +26,10 @@ public final class SendBatch {
     final long[] remoteAddr;
     final int[] rkey;
     final int[] imm;
+    /** The compare value (CAS) or addend (FAA) of an atomic. */
+    final long[] compareAdd;
+    /** The swap value of a compare-and-swap. */
+    final long[] swap;
     final int[] peer;
     private final int capacity;
     private int count;
@@ -46,6 +52,8 @@ public final class SendBatch {
         remoteAddr = new long[capacity];
         rkey = new int[capacity];
         imm = new int[capacity];
+        compareAdd = new long[capacity];
+        swap = new long[capacity];
         peer = new int[capacity];
     }
 
@@ -91,6 +99,8 @@ public final class SendBatch {
         remoteAddr[i] = 0;
         rkey[i] = 0;
         imm[i] = 0;
+        compareAdd[i] = 0;
+        swap[i] = 0;
         peer[i] = 0;
         count = i + 1;
         return i;
@@ -119,6 +129,8 @@ public final class SendBatch {
         this.rkey[i] = rkey;
         this.imm[i] = imm;
         this.peer[i] = peer;
+        compareAdd[i] = 0;
+        swap[i] = 0;
         count = i + 1;
         return i;
     }
@@ -158,6 +170,16 @@ public final class SendBatch {
         return this;
     }
 
+    /**
+     * The operands of atomic request {@code i}: the compare value ({@link Opcode#ATOMIC_CMP_AND_SWP})
+     * or the addend ({@link Opcode#ATOMIC_FETCH_AND_ADD}), and the swap value (CAS only), host order.
+     */
+    public SendBatch atomic(int i, long compareAdd, long swap) {
+        this.compareAdd[i] = compareAdd;
+        this.swap[i] = swap;
+        return this;
+    }
+
     /** The index into the send path's address-handle table (connectionless QPs; ignored on RC). */
     public SendBatch peer(int i, int peer) {
         this.peer[i] = peer;
@@ -181,6 +203,8 @@ public final class SendBatch {
         remoteAddr[k] = from.remoteAddr[i];
         rkey[k] = from.rkey[i];
         imm[k] = from.imm[i];
+        compareAdd[k] = from.compareAdd[i];
+        swap[k] = from.swap[i];
         peer[k] = from.peer[i];
         count = k + 1;
     }

@@ -85,6 +85,9 @@ public sealed interface SendPath extends AutoCloseable permits AbstractSendPath 
     /** Address handle table entry {@code index} for connectionless QPs (control path). */
     void peer(int index, AddressHandle ah, int remoteQpn, int remoteQkey);
 
+    /** This path's counters (doorbells, postlists, lock and combiner activity). */
+    PathCounters counters();
+
     /** Free the postlist memory (not the QP). */
     @Override
     void close();

@@ -31,6 +31,11 @@ public final class SpinYieldLock {
         }
     }
 
+    /** Acquire if free, without waiting; true when acquired. */
+    public boolean tryLock() {
+        return state.lvVal() == 0 && state.compareAndSet(0, 1);
+    }
+
     /** Release (by the holder only). */
     public void unlock() {
         state.soVal(0);

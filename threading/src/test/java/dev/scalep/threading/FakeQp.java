@@ -185,7 +185,32 @@ final class FakeQp implements QueuePair {
 
     @Override
     public QpCounters counters() {
-        return null;
+        return new QpCounters() {
+            @Override
+            public long doorbells() {
+                return doorbells.get();
+            }
+
+            @Override
+            public long wqes() {
+                return postedCount.get();
+            }
+
+            @Override
+            public long inlineWqes() {
+                return 0;
+            }
+
+            @Override
+            public long blueFlameWrites() {
+                return 0; // a fake device without BlueFlame
+            }
+
+            @Override
+            public long receivesPosted() {
+                return 0;
+            }
+        };
     }
 
     @Override

@@ -1,5 +1,7 @@
 package dev.scalep.verbs;
 
+import dev.scalep.verbs.counters.Events;
+
 /**
  * One asynchronous event of a {@link Context} ({@code struct ibv_async_event}), already acknowledged
  * ({@code ibv_ack_async_event}) by the runtime when {@link Context#pollAsyncEvent} returns it, so that
@@ -38,6 +40,11 @@ public record AsyncEvent(int type, QueuePair qp, int qpNum, CompletionQueue cq, 
             "SQ_DRAINED", "PATH_MIG", "PATH_MIG_ERR", "DEVICE_FATAL", "PORT_ACTIVE", "PORT_ERR", "LID_CHANGE",
             "PKEY_CHANGE", "SM_CHANGE", "SRQ_ERR", "SRQ_LIMIT_REACHED", "QP_LAST_WQE_REACHED", "CLIENT_REREGISTER",
             "GID_CHANGE", "WQ_FATAL"};
+
+    /** Every event is recorded in JFR when it is made (raised by the simulator, read from the device on ibv). */
+    public AsyncEvent {
+        Events.asyncEvent(name(type), qpNum);
+    }
 
     /** A QP event. */
     public static AsyncEvent ofQp(int type, QueuePair qp) {

@@ -34,6 +34,7 @@ import java.util.Set;
  * @param maxDynamicUars    dynamically allocated UAR pages per context (thread domains), 0 if none
  * @param maxQpRdAtom       RDMA reads/atomics a QP accepts as responder ({@code max_qp_rd_atom})
  * @param maxQpInitRdAtom   RDMA reads/atomics a QP keeps in flight as initiator ({@code max_qp_init_rd_atom})
+ * @param atomicCap         remote 64-bit atomics ({@code atomic_cap}): {@link AtomicCap#NONE} refuses them
  */
 public record DeviceCapabilities(
         DeviceKind kind,
@@ -61,13 +62,30 @@ public record DeviceCapabilities(
         boolean extendedCqOnly,
         int maxDynamicUars,
         int maxQpRdAtom,
-        int maxQpInitRdAtom) {
+        int maxQpInitRdAtom,
+        AtomicCap atomicCap) {
 
     public DeviceCapabilities {
         qpTypes = Set.copyOf(qpTypes);
+        if (atomicCap == null) {
+            atomicCap = AtomicCap.NONE;
+        }
     }
 
-    /** Capabilities with the read/atomic depths of a ConnectX device (16 each). */
+    /** As the canonical constructor, with the atomics of the kind: none on EFA, HCA-level elsewhere. */
+    public DeviceCapabilities(DeviceKind kind, Set<QpType> qpTypes, int maxQp, int maxQpWr, int maxSge,
+                              int maxRecvSge, int maxCq, int maxCqe, int maxMr, long maxMrSize, int maxPd, int maxSrq,
+                              int maxSrqWr, int maxInline, boolean threadDomains, boolean blueFlame, boolean rdmaRead,
+                              boolean rdmaWrite, boolean writeWithImm, boolean unsignaled, boolean inOrder,
+                              boolean singleThreadedCq, boolean extendedCqOnly, int maxDynamicUars, int maxQpRdAtom,
+                              int maxQpInitRdAtom) {
+        this(kind, qpTypes, maxQp, maxQpWr, maxSge, maxRecvSge, maxCq, maxCqe, maxMr, maxMrSize, maxPd, maxSrq,
+                maxSrqWr, maxInline, threadDomains, blueFlame, rdmaRead, rdmaWrite, writeWithImm, unsignaled, inOrder,
+                singleThreadedCq, extendedCqOnly, maxDynamicUars, maxQpRdAtom, maxQpInitRdAtom,
+                kind == DeviceKind.EFA ? AtomicCap.NONE : AtomicCap.HCA);
+    }
+
+    /** Capabilities with the read/atomic depths of a ConnectX device (16 each) and the atomics of the kind. */
     public DeviceCapabilities(DeviceKind kind, Set<QpType> qpTypes, int maxQp, int maxQpWr, int maxSge,
                               int maxRecvSge, int maxCq, int maxCqe, int maxMr, long maxMrSize, int maxPd, int maxSrq,
                               int maxSrqWr, int maxInline, boolean threadDomains, boolean blueFlame, boolean rdmaRead,
@@ -75,14 +93,16 @@ public record DeviceCapabilities(
                               boolean singleThreadedCq, boolean extendedCqOnly, int maxDynamicUars) {
         this(kind, qpTypes, maxQp, maxQpWr, maxSge, maxRecvSge, maxCq, maxCqe, maxMr, maxMrSize, maxPd, maxSrq,
                 maxSrqWr, maxInline, threadDomains, blueFlame, rdmaRead, rdmaWrite, writeWithImm, unsignaled, inOrder,
-                singleThreadedCq, extendedCqOnly, maxDynamicUars, 16, 16);
+                singleThreadedCq, extendedCqOnly, maxDynamicUars, 16, 16,
+                kind == DeviceKind.EFA ? AtomicCap.NONE : AtomicCap.HCA);
     }
 
     /** The same capabilities with BlueFlame {@code on}. */
     public DeviceCapabilities withBlueFlame(boolean on) {
         return new DeviceCapabilities(kind, qpTypes, maxQp, maxQpWr, maxSge, maxRecvSge, maxCq, maxCqe, maxMr,
                 maxMrSize, maxPd, maxSrq, maxSrqWr, maxInline, threadDomains, on, rdmaRead, rdmaWrite, writeWithImm,
-                unsignaled, inOrder, singleThreadedCq, extendedCqOnly, maxDynamicUars, maxQpRdAtom, maxQpInitRdAtom);
+                unsignaled, inOrder, singleThreadedCq, extendedCqOnly, maxDynamicUars, maxQpRdAtom, maxQpInitRdAtom,
+                atomicCap);
     }
 
     /** Whether the device can execute this opcode. */
@@ -92,6 +112,7 @@ public record DeviceCapabilities(
             case RDMA_WRITE -> rdmaWrite;
             case RDMA_WRITE_WITH_IMM -> writeWithImm;
             case RDMA_READ -> rdmaRead;
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> atomicCap.supported();
         };
     }
 
@@ -124,6 +145,7 @@ public record DeviceCapabilities(
         m.put("maxDynamicUars", maxDynamicUars);
         m.put("maxQpRdAtom", maxQpRdAtom);
         m.put("maxQpInitRdAtom", maxQpInitRdAtom);
+        m.put("atomicCap", atomicCap.name().toLowerCase());
         return m;
     }
 }

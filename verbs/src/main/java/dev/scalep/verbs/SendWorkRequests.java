@@ -163,6 +163,42 @@ public final class SendWorkRequests extends WorkRequestList {
         return this;
     }
 
+    /**
+     * The {@code wr.atomic} part of an atomic work request {@code i}: the 8-byte aligned remote word
+     * at {@code remoteAddr} in the MR with {@code rkey}, the compare value ({@code CMP_AND_SWP}) or
+     * the addend ({@code FETCH_AND_ADD}) and the swap value (CAS only; ignored by FAA). Operands are
+     * host-order 64-bit values, as verbs takes them; the original word lands, in host order, in the
+     * request's one 8-byte local SGE. Overlaps {@link #rdma} and {@link #ud}.
+     */
+    public SendWorkRequests atomic(int i, long remoteAddr, int rkey, long compareAdd, long swap) {
+        long base = WR * i;
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_ATOMIC_REMOTE_ADDR, remoteAddr);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_ATOMIC_COMPARE_ADD, compareAdd);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_ATOMIC_SWAP, swap);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_ATOMIC_RKEY, Integer.toUnsignedLong(rkey));
+        return this;
+    }
+
+    /** The remote word's address of atomic work request {@code i}. */
+    public long atomicRemoteAddr(int i) {
+        return wrs.get(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_ATOMIC_REMOTE_ADDR);
+    }
+
+    /** The rkey of atomic work request {@code i}. */
+    public int atomicRkey(int i) {
+        return wrs.get(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_ATOMIC_RKEY);
+    }
+
+    /** The compare value (CAS) or addend (FAA) of atomic work request {@code i}. */
+    public long compareAdd(int i) {
+        return wrs.get(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_ATOMIC_COMPARE_ADD);
+    }
+
+    /** The swap value of atomic work request {@code i} (CAS). */
+    public long swap(int i) {
+        return wrs.get(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_ATOMIC_SWAP);
+    }
+
     /** Immediate data (host order here; stored in network order as verbs requires). */
     public SendWorkRequests imm(int i, int imm) {
         wrs.set(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_IMM, Integer.reverseBytes(imm));

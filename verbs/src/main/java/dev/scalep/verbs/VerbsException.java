@@ -1,5 +1,7 @@
 package dev.scalep.verbs;
 
+import dev.scalep.verbs.counters.Events;
+
 /**
  * A failed verbs call on the control path (create, modify, destroy, register, connect). The message
  * names the verb, the errno with its symbolic name, the device and the limit or argument at fault:
@@ -17,6 +19,7 @@ public class VerbsException extends RuntimeException {
         this.verb = verb;
         this.errno = errno;
         this.device = device;
+        Events.error(verb, errno, device, getMessage());
     }
 
     /** The verb that failed, e.g. {@code ibv_create_qp}. */

@@ -28,6 +28,10 @@ public final class IbvConst {
 
     public static final int IBV_WR_ATOMIC_CMP_AND_SWP = 5;
     public static final int IBV_WR_ATOMIC_FETCH_AND_ADD = 6;
+    /** {@code enum ibv_atomic_cap} ({@code ibv_device_attr.atomic_cap}). */
+    public static final int IBV_ATOMIC_NONE = 0;
+    public static final int IBV_ATOMIC_HCA = 1;
+    public static final int IBV_ATOMIC_GLOB = 2;
     public static final int IBV_QPT_UC = 3;
 
     public static final int IBV_QP_INIT_ATTR_PD = 1;

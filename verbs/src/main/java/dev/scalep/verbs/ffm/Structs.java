@@ -83,6 +83,14 @@ public final class Structs {
             groupElement("wr"), groupElement("rdma"), groupElement("remote_addr"));
     public static final long SEND_RDMA_RKEY = IBV_SEND_WR.byteOffset(
             groupElement("wr"), groupElement("rdma"), groupElement("rkey"));
+    public static final long SEND_ATOMIC_REMOTE_ADDR = IBV_SEND_WR.byteOffset(
+            groupElement("wr"), groupElement("atomic"), groupElement("remote_addr"));
+    public static final long SEND_ATOMIC_COMPARE_ADD = IBV_SEND_WR.byteOffset(
+            groupElement("wr"), groupElement("atomic"), groupElement("compare_add"));
+    public static final long SEND_ATOMIC_SWAP = IBV_SEND_WR.byteOffset(
+            groupElement("wr"), groupElement("atomic"), groupElement("swap"));
+    public static final long SEND_ATOMIC_RKEY = IBV_SEND_WR.byteOffset(
+            groupElement("wr"), groupElement("atomic"), groupElement("rkey"));
     public static final long SEND_UD_AH = IBV_SEND_WR.byteOffset(
             groupElement("wr"), groupElement("ud"), groupElement("ah"));
     public static final long SEND_UD_REMOTE_QPN = IBV_SEND_WR.byteOffset(

@@ -1,8 +1,10 @@
 package dev.scalep.verbs.ibv;
 
+import dev.scalep.verbs.counters.Events;
 import dev.scalep.verbs.Context;
 import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.Device;
+import dev.scalep.verbs.AtomicCap;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.DeviceKind;
 import dev.scalep.verbs.PortInfo;
@@ -119,7 +121,8 @@ public final class IbvDevice implements Device {
                         da.get(JAVA_INT, IbvStructs.DA_MAX_SRQ_WR), maxInline, tds,
                         kind == DeviceKind.MLX5, rdmaRead, rdmaWrite, rdmaWrite, unsignaled, inOrder, stCq,
                         extendedOnly, 0, da.get(JAVA_INT, IbvStructs.DA_MAX_QP_RD_ATOM),
-                        da.get(JAVA_INT, IbvStructs.DA_MAX_QP_INIT_RD_ATOM));
+                        da.get(JAVA_INT, IbvStructs.DA_MAX_QP_INIT_RD_ATOM),
+                        AtomicCap.of(da.get(JAVA_INT, IbvStructs.DA_ATOMIC_CAP)));
                 int portCount = Byte.toUnsignedInt(da.get(ValueLayout.JAVA_BYTE,
                         IbvStructs.DA_PHYS_PORT_CNT));
                 return new IbvDevice(lib, dev, name, kind, caps, caps.maxQpRdAtom(), caps.maxQpInitRdAtom(), efa,
@@ -237,7 +240,10 @@ public final class IbvDevice implements Device {
 
     @Override
     public Context open(ContextOptions options) {
-        return IbvContext.open(this, options == null ? ContextOptions.DEFAULTS : options);
+        Object opening = Events.deviceOpening();
+        Context c = IbvContext.open(this, options == null ? ContextOptions.DEFAULTS : options);
+        Events.deviceOpened(opening, name, "ibv");
+        return c;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.scalep.verbs.ibv;
 
+import dev.scalep.verbs.Access;
 import dev.scalep.verbs.MemoryModel;
 import dev.scalep.verbs.AddressHandle;
 import dev.scalep.verbs.Errno;
@@ -83,6 +84,11 @@ final class IbvPd extends IbvResource implements ProtectionDomain {
         checkOpen();
         if (!segment.isNative()) {
             throw new IllegalArgumentException("only native memory segments can be registered");
+        }
+        if ((access & Access.REMOTE_ATOMIC) != 0 && !context.capabilities().atomicCap().supported()) {
+            // EFA's kernel refuses the flag itself (EOPNOTSUPP); on any device without atomics it buys nothing
+            throw new UnsupportedFeatureException("ibv_reg_mr", context.name, "REMOTE_ATOMIC access (atomic_cap is NONE: "
+                    + context.name + " has no RDMA atomics)");
         }
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = Native.callState(a);

@@ -1,5 +1,7 @@
 package dev.scalep.verbs.ibv;
 
+import dev.scalep.verbs.Access;
+import dev.scalep.verbs.counters.Events;
 import dev.scalep.verbs.CompletionQueue;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.Errno;
@@ -47,6 +49,19 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * every WR signaled, only SIGNALED and INLINE flags, send and send-with-imm, and RDMA read (write
  * from v46) where the device reports it, addressed with {@link SendWorkRequests#srdRdma}.
  * State changes are thread-safe.
+ *
+ * <p><b>Atomics (RC).</b> {@code IBV_WR_ATOMIC_FETCH_AND_ADD} and {@code IBV_WR_ATOMIC_CMP_AND_SWP}
+ * go through the same native chain ({@link SendWorkRequests#atomic} fills {@code wr.atomic}); on a
+ * device whose {@code atomic_cap} is NONE they are refused at post (EINVAL at the atomic), and
+ * {@link #init} refuses REMOTE_ATOMIC access naming the device. Operands are host-order values and
+ * the word's original value lands in the 8-byte local SGE in host order: rxe's completer converts
+ * the big-endian AtomicAckETH back to CPU order before copying it, and mlx5's kernel driver reports
+ * {@code IBV_ATOMIC_HCA} only where the device answers 8-byte atomics in host endianness
+ * ({@code atomic_req_8B_endianness_mode}). The behavioural suite's
+ * {@code fetchAndAddReturnsTheOriginalWordInHostOrderAndAddsExactly} checks it on rxe with a word of
+ * eight different bytes. The initiator and responder depths ({@code max_rd_atomic} at RTS,
+ * {@code max_dest_rd_atomic} at RTR) come from the connection options and bound the reads and
+ * atomics in flight.
  *
  * <p><b>Data path without a Java lock.</b> The provider's QP lock (absent on a parent-domain QP)
  * serialises the native post; this class adds none. Its own send accounting ({@link #outstandingSends}
@@ -98,6 +113,8 @@ final class IbvQp extends IbvResource implements QueuePair {
     private final AtomicLong recvPosted = new AtomicLong();
     private final AtomicLong recvConsumed = new AtomicLong();
     private final Counters counters = new Counters();
+    /** Whether the device executes remote atomics ({@code atomic_cap} not NONE): else they are refused at post. */
+    private final boolean atomics;
 
     private IbvQp(IbvPd pd, MemorySegment qp, QpType type, QpInitAttr attr, IbvCq sendCq, IbvCq recvCq, IbvSrq srq,
                   Path path) {
@@ -115,6 +132,7 @@ final class IbvQp extends IbvResource implements QueuePair {
         this.postRecvFn = context.postRecvFn;
         this.path = path;
         this.sends = new SendRing(attr.maxSendWr());
+        this.atomics = context.capabilities().atomicCap().supported();
         if (type == QpType.SRD) {
             qpx = context.lib.qpToQpEx(this.qp).reinterpret(IbvStructs.IBV_QP_EX.byteSize());
             wrSend = qpx.get(ADDRESS, IbvStructs.QPX_SEND);
@@ -328,12 +346,17 @@ final class IbvQp extends IbvResource implements QueuePair {
                         step + " of " + type + " QP " + qpNum + " (" + state + " -> " + to + "), attr_mask=0x"
                                 + Integer.toHexString(IbvConst.IBV_QP_STATE | mask));
             }
+            Events.qpState(context.name, qpNum, state, to);
             this.state = to;
         }
     }
 
     @Override
     public void init(int accessFlags) {
+        if ((accessFlags & Access.REMOTE_ATOMIC) != 0 && !context.capabilities().atomicCap().supported()) {
+            throw new UnsupportedFeatureException("ibv_modify_qp", context.name, "REMOTE_ATOMIC access on " + this
+                    + " (atomic_cap is NONE: " + context.name + " has no RDMA atomics)");
+        }
         if (type == QpType.RC) {
             modify("init", QpState.INIT, IbvConst.IBV_QP_PKEY_INDEX | IbvConst.IBV_QP_PORT
                     | IbvConst.IBV_QP_ACCESS_FLAGS, at -> {
@@ -446,8 +469,9 @@ final class IbvQp extends IbvResource implements QueuePair {
         int refusal = 0;
         for (int i = from; i < end; i++) {
             int flags = wrs.flags(i);
-            if ((type == QpType.UD && Opcode.of(wrs.opcode(i)) != Opcode.SEND
-                    && Opcode.of(wrs.opcode(i)) != Opcode.SEND_WITH_IMM)
+            Opcode op = Opcode.of(wrs.opcode(i));
+            if ((type == QpType.UD && op != Opcode.SEND && op != Opcode.SEND_WITH_IMM)
+                    || (op != null && op.isAtomic() && !atomics)
                     || ((flags & SendFlags.INLINE) != 0 && wrs.length(i) > attr.maxInline())) {
                 limit = i;
                 refusal = Errno.EINVAL;

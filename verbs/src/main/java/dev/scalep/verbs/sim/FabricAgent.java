@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import static dev.scalep.verbs.sim.FabricLayout.area;
 import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
 import static dev.scalep.verbs.sim.RemotePath.MSG_ACCESS_ERROR;
+import static dev.scalep.verbs.sim.RemotePath.MSG_INVALID_REQUEST;
 import static dev.scalep.verbs.sim.RemotePath.MSG_REQUEST;
 import static dev.scalep.verbs.sim.RemotePath.MSG_RESPONSE;
 import static dev.scalep.verbs.sim.RemotePath.REQ_DATA;
@@ -129,11 +130,15 @@ final class FabricAgent implements MessageHandler, Runnable {
         switch (type) {
             case MSG_REQUEST -> request(buffer, index, length);
             case MSG_RESPONSE -> response(buffer, index, length);
-            case MSG_ACCESS_ERROR -> {
+            case MSG_ACCESS_ERROR, MSG_INVALID_REQUEST -> {
                 if (length >= 4) { // a notice for an earlier incarnation of the QP (before a reset) is stale
                     QpResponder t = dev.qps.get(buffer.getInt(index));
                     if (t != null && (length < 8 || t.incarnation() == buffer.getInt(index + 4))) {
-                        t.responderAccessError();
+                        if (type == MSG_ACCESS_ERROR) {
+                            t.responderAccessError();
+                        } else {
+                            t.responderInvalidRequest();
+                        }
                     }
                 }
             }

@@ -44,6 +44,9 @@ sealed interface QpResponder permits SimQp {
     /** As an RC responder, a request's rkey, range or access was invalid: ERR, QP_ACCESS_ERR, flush. */
     void responderAccessError();
 
+    /** As an RC responder, a request was invalid (a misaligned atomic): ERR, QP_REQ_ERR, flush. */
+    void responderInvalidRequest();
+
     /** Ask the QP's engine to run (to flush after an error transition); never blocks. */
     void nudge();
 }

@@ -17,7 +17,8 @@ import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
 /**
  * The initiator side of one QP's work towards QPs of other processes (the QP's engine lock held).
  *
- * <p>One-sided operations (RDMA write and read) run here, like a NIC's DMA engine: the target QP's
+ * <p>One-sided operations (RDMA write and read, and 64-bit atomics: an atomic CPU instruction on
+ * the peer's mapped word, see {@link RemoteAtomics}) run here, like a NIC's DMA engine: the target QP's
  * and MR's directory entries are checked, the MR's shared file is mapped (first use) and the bytes
  * are copied; an access violation also tells the target to move its QP to ERR. The last MR resolved
  * is kept for the rest of the engine run as an {@link MrWindow}, revalidated per WR by its entry's
@@ -36,7 +37,7 @@ final class RemotePath {
     /** Response status meaning "receiver not ready" (RNR NAK): {@link Receives#RNR}. */
     static final int RNR = Receives.RNR;
 
-    static final int MSG_REQUEST = 1, MSG_RESPONSE = 2, MSG_ACCESS_ERROR = 3;
+    static final int MSG_REQUEST = 1, MSG_RESPONSE = 2, MSG_ACCESS_ERROR = 3, MSG_INVALID_REQUEST = 4;
     static final int REQ_SRC = 0, REQ_DST = 4, REQ_SLOT = 8, REQ_OP = 12, REQ_SEQ = 16, REQ_IMM = 24,
             REQ_TYPE = 28, REQ_RADDR = 32, REQ_RKEY = 40, REQ_LEN = 44, REQ_INC = 48, REQ_DATA = 56;
     static final int RSP_DST = 0, RSP_SLOT = 4, RSP_SEQ = 8, RSP_STATUS = 16, RSP_BYTES = 20;
@@ -98,6 +99,7 @@ final class RemotePath {
         return switch (o) {
             case RDMA_WRITE -> oneSided(s, dqpn, false, run);
             case RDMA_READ -> oneSided(s, dqpn, true, run);
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> atomic(s, o, dqpn, run);
             default -> twoSided(s, o, dqpn);
         };
     }
@@ -118,7 +120,34 @@ final class RemotePath {
             }
         }
         if (st == WcStatus.REM_ACCESS_ERR && type == QpType.RC) {
-            notifyAccessError(dqpn);
+            notifyResponder(dqpn, MSG_ACCESS_ERROR);
+        }
+        return st;
+    }
+
+    /**
+     * A 64-bit atomic on a word of the peer's shared memory, executed here as the CPU's atomic
+     * instruction on the mapped file ({@link RemoteAtomics}): atomic against every atomic on that
+     * word from any process, the owner's own NIC included. REMOTE_ATOMIC and the range are checked
+     * as for reads (REM_ACCESS_ERR), then the alignment (REM_INV_REQ_ERR); the responder is told to
+     * move to ERR on either.
+     */
+    private int atomic(int s, Opcode o, int dqpn, long run) {
+        int st = checkQp(dqpn, Access.REMOTE_ATOMIC, run);
+        if (st == 0) {
+            long raddr = sl.remoteAddr(s);
+            MrWindow w = resolve(run, sl.rkey(s), dqpn, dir.pdOfQp(dqpn), Access.REMOTE_ATOMIC);
+            long off = w == null ? -1 : w.offsetOf(raddr, 8);
+            if (off < 0) {
+                st = WcStatus.REM_ACCESS_ERR;
+            } else if (!RemoteAtomics.aligned(raddr)) {
+                st = WcStatus.REM_INV_REQ_ERR;
+            } else {
+                sl.putAtomicResult(s, RemoteAtomics.apply(w.mapping, off, o, sl.compareAdd(s), sl.swap(s)));
+            }
+        }
+        if (type == QpType.RC && (st == WcStatus.REM_ACCESS_ERR || st == WcStatus.REM_INV_REQ_ERR)) {
+            notifyResponder(dqpn, st == WcStatus.REM_ACCESS_ERR ? MSG_ACCESS_ERROR : MSG_INVALID_REQUEST);
         }
         return st;
     }
@@ -176,11 +205,12 @@ final class RemotePath {
         return st;
     }
 
-    private void notifyAccessError(int dqpn) {
+    /** Tell the responder's process that QP dqpn refused a request ({@code msg}: access error or invalid request). */
+    private void notifyResponder(int dqpn, int msg) {
         ManyToOneRingBuffer r = fabric.ring(procOfQpn(dqpn));
         try {
             int inc = dir.incarnationOf(dqpn); // the incarnation the refused request met
-            int i = r.tryClaim(MSG_ACCESS_ERROR, 8);
+            int i = r.tryClaim(msg, 8);
             if (i > 0) {
                 r.buffer().putInt(i, dqpn);
                 r.buffer().putInt(i + 4, inc);

@@ -54,6 +54,9 @@ final class SendSlots {
     private final int[] imm;
     private final long[] raddr;
     private final int[] rkey;
+    /** An atomic's compare value or addend, and its swap value. */
+    private final long[] compareAdd;
+    private final long[] swap;
     private final int[] ahId;
     private final int[] dqpn;
     private final int[] numSge;
@@ -99,6 +102,8 @@ final class SendSlots {
         imm = new int[cap];
         raddr = new long[cap];
         rkey = new int[cap];
+        compareAdd = new long[cap];
+        swap = new long[cap];
         ahId = new int[cap];
         dqpn = new int[cap];
         numSge = new int[cap];
@@ -140,8 +145,15 @@ final class SendSlots {
         op[s] = o.ordinal();
         signaled[s] = sigAll || (f & SendFlags.SIGNALED) != 0;
         imm[s] = o == Opcode.SEND_WITH_IMM || o == Opcode.RDMA_WRITE_WITH_IMM ? wrs.imm(i) : 0;
-        raddr[s] = wrs.remoteAddr(i);
-        rkey[s] = wrs.rkey(i);
+        if (o.isAtomic()) {
+            raddr[s] = wrs.atomicRemoteAddr(i);
+            rkey[s] = wrs.atomicRkey(i);
+            compareAdd[s] = wrs.compareAdd(i);
+            swap[s] = wrs.swap(i);
+        } else {
+            raddr[s] = wrs.remoteAddr(i);
+            rkey[s] = wrs.rkey(i);
+        }
         if (type.connectionless()) {
             boolean srdRdma = type == QpType.SRD && o.isRdma();
             ahId[s] = (int) (srdRdma ? wrs.srdAhHandle(i) : wrs.ahHandle(i));
@@ -296,6 +308,16 @@ final class SendSlots {
         return rkey[s];
     }
 
+    /** An atomic's compare value (CAS) or addend (FAA). */
+    long compareAdd(int s) {
+        return compareAdd[s];
+    }
+
+    /** A compare-and-swap's swap value. */
+    long swap(int s) {
+        return swap[s];
+    }
+
     int ahId(int s) {
         return ahId[s];
     }
@@ -372,6 +394,23 @@ final class SendSlots {
                 Receives.copy(src, srcOff, mr.segment, sgeAddr[b + j] - mr.address, l);
             }
             srcOff += l;
+        }
+    }
+
+    /**
+     * Whether slot s's local buffer is one 8-byte range (what an atomic's result needs; the caller
+     * checked the keys with {@link #checkLocal}).
+     */
+    boolean atomicResultFits(int s) {
+        return !inlined[s] && numSge[s] == 1 && sgeLen[s * maxSge] == 8;
+    }
+
+    /** An atomic's result: the remote word's original value, host order, into slot s's 8-byte SGE. */
+    void putAtomicResult(int s, long original) {
+        int b = s * maxSge;
+        SimMr mr = localMr(sgeLkey[b]);
+        if (mr != null) {
+            mr.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, sgeAddr[b] - mr.address, original);
         }
     }
 

@@ -115,11 +115,7 @@ final class SimContext implements Context {
         this.mlx5 = device.kind() == dev.scalep.verbs.DeviceKind.MLX5;
         DeviceCapabilities c = device.capabilities();
         if (mlx5 && c.blueFlame() != options.blueFlame()) {
-            c = new DeviceCapabilities(c.kind(), c.qpTypes(), c.maxQp(), c.maxQpWr(), c.maxSge(), c.maxRecvSge(),
-                    c.maxCq(), c.maxCqe(), c.maxMr(), c.maxMrSize(), c.maxPd(), c.maxSrq(), c.maxSrqWr(),
-                    c.maxInline(), c.threadDomains(), options.blueFlame(), c.rdmaRead(), c.rdmaWrite(),
-                    c.writeWithImm(), c.unsignaled(), c.inOrder(), c.singleThreadedCq(), c.extendedCqOnly(),
-                    c.maxDynamicUars());
+            c = c.withBlueFlame(options.blueFlame());
         }
         this.caps = c;
         this.accounting = new Accounting(device.accounting);

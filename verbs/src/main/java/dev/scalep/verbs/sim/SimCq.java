@@ -19,7 +19,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A simulated CQ: a ring of {@link #depth()} CQEs written by the simulated NIC from any thread and
@@ -30,7 +29,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * overrun check reads. A claim {@code depth} or more ahead of {@code head} is an overrun: the CQE is
  * dropped, the CQ is dead ({@link #poll} returns -EIO) and every attached QP moves to ERR.
  *
- * <p>Pollers are serialised by a real {@link ReentrantLock} (the mlx5 CQ lock) unless the CQ was
+ * <p>Pollers are serialised by a real lock ({@link SimLock}, the mlx5 CQ lock) unless the CQ was
  * created single-threaded. On a device that reorders (EFA), a poll that finds the ring empty drives
  * the device's progress (releases operations held in reordering windows) and looks once more; so
  * does a thread waiting in {@link #awaitEvent}, every millisecond.
@@ -53,7 +52,7 @@ final class SimCq extends SimResource implements CompletionQueue {
     private final AtomicLong dropped = new AtomicLong();
     private volatile long head;
     private volatile boolean overrun;
-    private final ReentrantLock pollLock;
+    private final SimLock pollLock;
     private final boolean reorders;
 
     private volatile SimQp[] attached = new SimQp[0];
@@ -80,7 +79,7 @@ final class SimCq extends SimResource implements CompletionQueue {
         qpNum = new int[depth];
         srcQp = new int[depth];
         seq = new long[depth];
-        pollLock = options.singleThreaded() && ctx.caps.singleThreadedCq() ? null : new ReentrantLock();
+        pollLock = options.singleThreaded() && ctx.caps.singleThreadedCq() ? null : new SimLock();
         reorders = !ctx.caps.inOrder();
     }
 
@@ -168,7 +167,7 @@ final class SimCq extends SimResource implements CompletionQueue {
     }
 
     private int drainLocked(WorkCompletions out, int max) {
-        ReentrantLock l = pollLock;
+        SimLock l = pollLock;
         if (l == null) {
             return drain(out, max);
         }

@@ -1,5 +1,7 @@
 package dev.scalep.verbs.sim;
 
+import dev.scalep.verbs.AtomicCap;
+import dev.scalep.verbs.counters.Events;
 import dev.scalep.verbs.Context;
 import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.Device;
@@ -154,7 +156,7 @@ public final class SimDevice implements Device {
     public static SimDevice mlx5(String job) {
         DeviceCapabilities c = new DeviceCapabilities(DeviceKind.MLX5, EnumSet.of(QpType.RC, QpType.UD),
                 1 << QP_SLOT_BITS, 32768, 30, 30, 1 << 16, 4194303, 1 << KEY_SLOT_BITS, 1L << 40, 1 << 16,
-                1 << 15, 32767, 60, true, true, true, true, true, true, true, true, false, 512);
+                1 << 15, 32767, 60, true, true, true, true, true, true, true, true, false, 512, 16, 16, AtomicCap.HCA);
         return new SimDevice("sim:mlx5", c, 1, 0, 0, job);
     }
 
@@ -182,7 +184,8 @@ public final class SimDevice implements Device {
         }
         DeviceCapabilities c = new DeviceCapabilities(DeviceKind.EFA, EnumSet.of(QpType.SRD, QpType.UD),
                 1 << QP_SLOT_BITS, 4096, 2, 3, 1 << 16, 65536, 1 << KEY_SLOT_BITS, 1L << 40, 1 << 16,
-                0, 0, 32, false, false, true, rdmaWrite, rdmaWrite, unsignaled, false, false, true, 0);
+                0, 0, 32, false, false, true, rdmaWrite, rdmaWrite, unsignaled, false, false, true, 0, 16, 16,
+                AtomicCap.NONE); // EFA has no RDMA atomics: atomic_cap is IBV_ATOMIC_NONE
         return new SimDevice("sim:efa", c, 2, seed, window, job);
     }
 
@@ -238,9 +241,12 @@ public final class SimDevice implements Device {
         if (options == null) {
             throw new VerbsException("ibv_open_device", Errno.EINVAL, name, "options must not be null");
         }
+        Object opening = Events.deviceOpening();
         attach();
         try {
-            return new SimContext(this, options);
+            Context c = new SimContext(this, options);
+            Events.deviceOpened(opening, name, "sim");
+            return c;
         } catch (RuntimeException e) {
             detach();
             throw e;

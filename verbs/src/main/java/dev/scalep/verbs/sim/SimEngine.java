@@ -265,10 +265,13 @@ final class SimEngine {
             toPeer = t == null && ah != null && remote != null && RemotePath.isRemote(dev, dst);
         }
         if (!sl.inlined(s)) {
-            int st = sl.checkLocal(s, o == Opcode.RDMA_READ, base);
+            int st = sl.checkLocal(s, o.writesLocal(), base);
             if (st != 0) {
                 return fail(s, st);
             }
+        }
+        if (o.isAtomic() && !sl.atomicResultFits(s)) {
+            return fail(s, WcStatus.LOC_LEN_ERR); // the original value needs exactly one 8-byte local SGE
         }
         if (toPeer) {
             int r = remote.execute(s, o, dst, runs);
@@ -292,6 +295,7 @@ final class SimEngine {
             case RDMA_WRITE -> write(s, t);
             case RDMA_READ -> read(s, t);
             case SEND, SEND_WITH_IMM, RDMA_WRITE_WITH_IMM -> twoSided(s, t, o);
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> atomic(s, t, o);
         };
     }
 
@@ -316,6 +320,27 @@ final class SimEngine {
             return remoteAccessError(s, t);
         }
         sl.gather(s, 0, m.segment, sl.remoteAddr(s) - m.address, sl.length(s));
+        completeSend(s, WcStatus.SUCCESS);
+        return OK;
+    }
+
+    /**
+     * A 64-bit atomic at responder t: the target word must lie in an MR t grants REMOTE_ATOMIC
+     * (else REM_ACCESS_ERR, as for reads and writes) and be 8-byte aligned (else REM_INV_REQ_ERR, and
+     * an RC responder moves to ERR with QP_REQ_ERR); its original value lands in the local SGE.
+     */
+    private int atomic(int s, QpResponder t, Opcode o) {
+        long raddr = sl.remoteAddr(s);
+        SimMr m = remoteMr(sl.rkey(s));
+        if (!t.grants(m, raddr, 8, Access.REMOTE_ATOMIC)) {
+            return remoteAccessError(s, t);
+        }
+        if (!RemoteAtomics.aligned(raddr)) {
+            t.responderInvalidRequest();
+            return fail(s, WcStatus.REM_INV_REQ_ERR);
+        }
+        long original = RemoteAtomics.apply(m.segment, raddr - m.address, o, sl.compareAdd(s), sl.swap(s));
+        sl.putAtomicResult(s, original);
         completeSend(s, WcStatus.SUCCESS);
         return OK;
     }

@@ -121,6 +121,11 @@ final class SimPd extends SimResource implements ProtectionDomain {
                 throw new VerbsException("ibv_reg_mr", Errno.EINVAL, dev(),
                         "REMOTE_WRITE/REMOTE_ATOMIC access requires LOCAL_WRITE (access=" + access + ")");
             }
+            if ((access & Access.REMOTE_ATOMIC) != 0 && !ctx.caps.atomicCap().supported()) {
+                // EFA's kernel driver refuses access flags it does not support (EOPNOTSUPP)
+                throw new UnsupportedFeatureException("ibv_reg_mr", dev(), "REMOTE_ATOMIC access (atomic_cap is NONE: "
+                        + dev() + " has no RDMA atomics)");
+            }
             SharedMemory sm = ctx.device.sharedMemory();
             SharedMemory.Allocation shared = sm == null ? null : sm.find(segment.address(), segment.byteSize());
             if (sm != null && shared == null && (access & REMOTE) != 0) {

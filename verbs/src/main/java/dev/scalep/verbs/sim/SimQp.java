@@ -1,5 +1,7 @@
 package dev.scalep.verbs.sim;
 
+import dev.scalep.verbs.Access;
+import dev.scalep.verbs.counters.Events;
 import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.Errno;
@@ -15,11 +17,11 @@ import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.RecvWorkRequests;
 import dev.scalep.verbs.SendFlags;
 import dev.scalep.verbs.SendWorkRequests;
+import dev.scalep.verbs.UnsupportedFeatureException;
 import dev.scalep.verbs.VerbsException;
 
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A simulated queue pair: the verbs API, the post path and the QP state machine (every transition
@@ -32,7 +34,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link QpRequester} (their own QP) or a {@link QpResponder} (a target), and are built from
  * explicit arguments, so none reads a field of this class. The behaviour they implement together:
  *
- * <p><b>Post path.</b> {@link #postSend} takes the QP lock (a real {@link ReentrantLock}, absent on
+ * <p><b>Post path.</b> {@link #postSend} takes the QP lock (a real {@link SimLock}, absent on
  * a QP created through a parent domain), validates each WR against the create-time caps, copies it
  * into a send-queue slot (inline payloads are copied here, so the buffer may be reused when the
  * call returns), rings the uUAR doorbell once for the list (under the uUAR lock for shared
@@ -79,8 +81,8 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
     private final SimRecvQueue ownRq;
     final SimUuar uuar;
     private final boolean lockFree;
-    private final ReentrantLock qpLock;
-    private final ReentrantLock engine = new ReentrantLock();
+    private final SimLock qpLock;
+    private final SimLock engine = new SimLock();
     private final boolean blueFlame;
     /** The send queue's WQE slots. */
     private final SendSlots sl;
@@ -134,7 +136,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         this.rq = srq == null ? ownRq : srq.queue;
         this.uuar = uuar;
         this.lockFree = lockFree;
-        this.qpLock = lockFree ? null : new ReentrantLock();
+        this.qpLock = lockFree ? null : new SimLock();
         this.blueFlame = ctx.mlx5() && ctx.options.blueFlame() && uuar != null && uuar.blueFlame;
         // the send side's parts: each gets what it works with as arguments and calls nothing of this QP while built
         int cap = attr.maxSendWr();
@@ -193,6 +195,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         if (to == QpState.ERR || to == QpState.RESET) {
             incarnation++;
         }
+        Events.qpState(dev.name(), qpNum(), state, to);
         state = to;
         FabricDirectory d = dev.directory();
         if (d != null && !isClosed()) {
@@ -215,9 +218,19 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
      */
     @Override
     public void responderAccessError() {
+        responderError(AsyncEvent.QP_ACCESS_ERR);
+    }
+
+    /** This QP, as an RC responder, found a request invalid (a misaligned atomic): ERR and QP_REQ_ERR, then flush. */
+    @Override
+    public void responderInvalidRequest() {
+        responderError(AsyncEvent.QP_REQ_ERR);
+    }
+
+    private void responderError(int event) {
         if (type == QpType.RC && !isClosed() && state != QpState.ERR) {
             setState(QpState.ERR);
-            ctx.raise(AsyncEvent.ofQp(AsyncEvent.QP_ACCESS_ERR, this));
+            ctx.raise(AsyncEvent.ofQp(event, this));
             enteredError();
             nudge();
         }
@@ -305,6 +318,10 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         try {
             checkOpen();
             transition(QpState.INIT);
+            if ((accessFlags & Access.REMOTE_ATOMIC) != 0 && !caps.atomicCap().supported()) {
+                throw new UnsupportedFeatureException("ibv_modify_qp", devName(), "REMOTE_ATOMIC access on QP " + qpn
+                        + " (atomic_cap is NONE: " + devName() + " has no RDMA atomics)");
+            }
             access = accessFlags;
             setState(QpState.INIT);
         } finally {
@@ -561,7 +578,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
     public int postSend(SendWorkRequests wrs, int from, int count) {
         Objects.checkFromIndexSize(from, count, wrs.count());
         checkOpen();
-        ReentrantLock l = qpLock;
+        SimLock l = qpLock;
         if (l != null) {
             l.lock();
         }
@@ -638,7 +655,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         if (ctx.device.isEfa() && (f & ~(SendFlags.SIGNALED | SendFlags.INLINE)) != 0) {
             return Errno.EINVAL;
         }
-        if ((f & SendFlags.INLINE) != 0 && (o == Opcode.RDMA_READ || wrs.length(i) > sl.maxInline())) {
+        if ((f & SendFlags.INLINE) != 0 && (o.writesLocal() || wrs.length(i) > sl.maxInline())) {
             return Errno.EINVAL;
         }
         if (type.connectionless()) {
@@ -659,7 +676,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
             return;
         }
         boolean bf = blueFlame && posted == 1;
-        ReentrantLock l = u.lock;
+        SimLock l = u.lock;
         if (l != null) {
             l.lock();
             try {

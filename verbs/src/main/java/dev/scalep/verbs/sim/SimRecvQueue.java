@@ -6,7 +6,6 @@ import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.WcStatus;
 
 import java.util.Arrays;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A receive queue (a QP's own or an SRQ's): a ring of receive WQEs copied out of the caller's
@@ -16,7 +15,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * (rnr_retry = 7) register as waiters and are nudged when receives arrive.
  */
 final class SimRecvQueue {
-    final ReentrantLock lock = new ReentrantLock();
+    final SimLock lock = new SimLock();
     final int capacity;
     final int maxSge;
     private final long[] wrId;

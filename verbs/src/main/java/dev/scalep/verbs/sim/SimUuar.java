@@ -1,7 +1,6 @@
 package dev.scalep.verbs.sim;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One mlx5 micro-UAR (doorbell register, "bfreg"): an 8-byte doorbell word plus a BlueFlame buffer
@@ -23,7 +22,7 @@ final class SimUuar {
     final int index;
     final int page;
     final Kind kind;
-    final ReentrantLock lock;
+    final SimLock lock;
     final boolean blueFlame;
     /** The UAR page this register lives in; BlueFlame writes go through its write-combining engine. */
     final SimUarPage uarPage;
@@ -38,7 +37,7 @@ final class SimUuar {
         this.page = page.index;
         this.uarPage = page;
         this.kind = kind;
-        this.lock = kind == Kind.MEDIUM || kind == Kind.DYNAMIC_SHARED ? new ReentrantLock() : null;
+        this.lock = kind == Kind.MEDIUM || kind == Kind.DYNAMIC_SHARED ? new SimLock() : null;
         this.blueFlame = kind != Kind.HIGH_LATENCY;
     }
 

@@ -24,6 +24,12 @@
  * device reports ({@link dev.scalep.verbs.WcStatus}); errors move the QP to ERR and flush the rest
  * in SQ order.
  *
+ * <p><b>Atomics.</b> {@code sim:mlx5} (atomic_cap HCA) executes 64-bit fetch-and-add and
+ * compare-and-swap as the CPU's atomic instruction on the target word itself (the MR's memory in
+ * process, the peer's mapped shared file across processes), so they are atomic against every
+ * other atomic on the word from any QP, thread or process, and, as the verbs rule says, against
+ * nothing else (CPU stores, RDMA writes). {@code sim:efa} (NONE) refuses them as EFA does.
+ *
  * <p><b>Locks.</b> The provider's QP lock and the mlx5 shared-uUAR lock are real locks on the post
  * path, absent where mlx5 removes them (parent-domain QPs; dedicated registers). Separately, an
  * engine lock per QP stands for the NIC's serial processing of one send queue and a lock per receive

@@ -13,6 +13,7 @@ import java.io.FileOutputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -104,6 +105,12 @@ public final class ResponderPeer {
             case "SRQCLOSE" -> "OK " + r.closeSrq();
             case "EVENTS" -> "OK" + r.events(l(c[2]), c[3].equals("1")).stream()
                     .map(e -> " " + e.type() + "," + e.typeName() + "," + e.qpNum() + "," + e.qpIndex())
+                    .collect(Collectors.joining());
+            case "ADDS" -> {
+                r.startFetchAdds(i(c[2]), i(c[3]), l(c[4]));
+                yield "OK";
+            }
+            case "JOINADDS" -> "OK" + Arrays.stream(r.joinFetchAdds()).mapToObj(v -> " " + v)
                     .collect(Collectors.joining());
             case "CLOSE" -> {
                 responders.remove(i(c[1])).close();

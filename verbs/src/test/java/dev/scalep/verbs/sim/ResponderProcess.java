@@ -256,6 +256,16 @@ public final class ResponderProcess implements AutoCloseable {
         }
 
         @Override
+        public void startFetchAdds(int qp, int n, long off) {
+            call("ADDS", qp, n, off);
+        }
+
+        @Override
+        public long[] joinFetchAdds() {
+            return Arrays.stream(call("JOINADDS")).mapToLong(Long::parseLong).toArray();
+        }
+
+        @Override
         public void close() {
             call("CLOSE");
         }

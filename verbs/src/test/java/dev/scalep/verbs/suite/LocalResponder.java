@@ -10,6 +10,7 @@ import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.CqOptions;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.MemoryRegion;
+import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.ProtectionDomain;
 import dev.scalep.verbs.QpAddress;
 import dev.scalep.verbs.QpInitAttr;
@@ -17,14 +18,20 @@ import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.RecvWorkRequests;
+import dev.scalep.verbs.SendFlags;
+import dev.scalep.verbs.SendWorkRequests;
 import dev.scalep.verbs.SharedReceiveQueue;
 import dev.scalep.verbs.VerbsException;
+import dev.scalep.verbs.WcOpcode;
+import dev.scalep.verbs.WcStatus;
 import dev.scalep.verbs.WorkCompletions;
 import dev.scalep.verbs.suite.VerbsBehaviourSuite.Wc;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
@@ -45,13 +52,18 @@ public final class LocalResponder implements Responder {
     private final MemorySegment mem;
     private final MemoryRegion mr;
     private AddressHandle ah;
+    /** The thread of {@link #startFetchAdds} and what it left. */
+    private Thread adder;
+    private volatile long[] addResult;
+    private volatile Throwable addFailure;
+    private static final int ADD_WINDOW = 16;
 
     public LocalResponder(Device device, ContextOptions options, Spec s) {
         type = s.type();
         ctx = device.open(options);
         try {
             pd = ctx.allocPd();
-            cq = ctx.createCq(CqOptions.of(4 * s.depth()).withExtended(ctx.capabilities().extendedCqOnly()));
+            cq = ctx.createCq(CqOptions.of(4 * s.depth() * Math.max(1, (s.qps() + 1) / 2)).withExtended(ctx.capabilities().extendedCqOnly()));
             srq = s.srqDepth() > 0 ? pd.createSrq(s.srqDepth(), 1) : null;
             QpInitAttr a = QpInitAttr.of(type, cq, s.depth()).withSges(Math.min(2, ctx.capabilities().maxSge()), 1)
                     .withInline(s.inline());
@@ -68,12 +80,17 @@ public final class LocalResponder implements Responder {
             mem = pd.allocate(MEM, 64);
             mr = pd.register(mem, s.mrAccess());
             for (QueuePair qp : qps) {
-                qp.init(Access.ALL_RDMA);
+                qp.init(qpAccess());
             }
         } catch (RuntimeException | Error e) {
             ctx.close();
             throw e;
         }
+    }
+
+    /** What the responder's QPs grant: RDMA read and write, and atomics where the device has them. */
+    private int qpAccess() {
+        return Access.ALL_RDMA | (ctx.capabilities().atomicCap().supported() ? Access.REMOTE_ATOMIC : 0);
     }
 
     /** Copies {@code k} completions of a batch into {@code out}. */
@@ -115,7 +132,7 @@ public final class LocalResponder implements Responder {
     @Override
     public void reconnect(QpAddress peer) {
         qps[0].reset();
-        qps[0].init(Access.ALL_RDMA);
+        qps[0].init(qpAccess());
         qps[0].readyToReceive(type == QpType.RC ? peer : null);
         qps[0].readyToSend(7, 7);
     }
@@ -230,6 +247,74 @@ public final class LocalResponder implements Responder {
             }
         }
         return out;
+    }
+
+    @Override
+    public void startFetchAdds(int qp, int n, long off) {
+        if (adder != null) {
+            throw new IllegalStateException("fetch-and-adds already started");
+        }
+        CompletionQueue lcq = ctx.createCq(CqOptions.of(2 * ADD_WINDOW).withExtended(ctx.capabilities().extendedCqOnly()));
+        QueuePair loop = pd.createQp(QpInitAttr.of(QpType.RC, lcq, ADD_WINDOW).withSges(1, 1));
+        MemorySegment res = pd.allocate(8 * ADD_WINDOW, 64);
+        MemoryRegion rmr = pd.register(res, Access.LOCAL_WRITE);
+        loop.init(Access.ALL_RDMA);
+        loop.readyToReceive(qps[qp].address());
+        connect(qp, loop.address(), 7, 7);
+        loop.readyToSend(7, 7);
+        long[] fetched = new long[n];
+        adder = new Thread(() -> {
+            try (SendWorkRequests w = new SendWorkRequests(ADD_WINDOW, 1); WorkCompletions wc = new WorkCompletions(16)) {
+                for (int done = 0; done < n; ) {
+                    int k = Math.min(ADD_WINDOW, n - done);
+                    w.clear();
+                    for (int j = 0; j < k; j++) {
+                        int i = w.add(done + j, Opcode.ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED);
+                        w.sge(i, rmr, 8L * j, 8).atomic(i, mr.address() + off, mr.rkey(), 1, 0);
+                    }
+                    int rc = loop.postSend(w);
+                    if (rc != 0) {
+                        throw new IllegalStateException("loopback fetch-and-add post: errno " + rc);
+                    }
+                    for (int got = 0; got < k; ) {
+                        int r = lcq.poll(wc, k - got);
+                        for (int i = 0; i < r; i++) {
+                            if (wc.status(i) != WcStatus.SUCCESS || wc.opcode(i) != WcOpcode.FETCH_ADD) {
+                                throw new IllegalStateException("loopback fetch-and-add " + wc.wrId(i) + ": status "
+                                        + WcStatus.name(wc.status(i)) + ", opcode " + wc.opcode(i));
+                            }
+                        }
+                        got += Math.max(0, r);
+                    }
+                    for (int j = 0; j < k; j++) {
+                        fetched[done + j] = res.get(ValueLayout.JAVA_LONG, 8L * j);
+                    }
+                    done += k;
+                }
+                addResult = fetched;
+            } catch (Throwable t) {
+                addFailure = t;
+            }
+        }, "responder-fetch-adds");
+        adder.start();
+    }
+
+    @Override
+    public long[] joinFetchAdds() {
+        try {
+            adder.join(TimeUnit.SECONDS.toMillis(60));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted waiting for the fetch-and-adds");
+        }
+        if (adder.isAlive()) {
+            throw new IllegalStateException("the responder's fetch-and-adds did not end within 60 s");
+        }
+        adder = null;
+        if (addFailure != null) {
+            throw new IllegalStateException("the responder's fetch-and-adds failed", addFailure);
+        }
+        return addResult;
     }
 
     @Override

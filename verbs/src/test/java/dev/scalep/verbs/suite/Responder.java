@@ -84,6 +84,17 @@ public interface Responder extends AutoCloseable {
     /** The responder context's asynchronous events within {@code nanos}; stops early at one naming QP 0 when {@code untilQpEvent}. */
     List<Event> events(long nanos, boolean untilQpEvent);
 
+    /**
+     * Start {@code n} fetch-and-adds of 1 on this responder's own word at {@code off} of its MR, from a
+     * requester QP of its own context connected (loopback) to its QP {@code qp}, in a thread of the
+     * responder's process, and return at once: atomics from the responder's process that race with
+     * the suite's. The MR and QP must grant REMOTE_ATOMIC.
+     */
+    void startFetchAdds(int qp, int n, long off);
+
+    /** Wait for {@link #startFetchAdds} to end; the original values its adds fetched, in completion order. */
+    long[] joinFetchAdds();
+
     @Override
     void close();
 }

@@ -34,14 +34,23 @@ import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -1119,6 +1128,246 @@ public abstract class VerbsBehaviourSuite {
             assertEquals(0, c.resources().contexts());
             assertThrows(ClosedException.class, () -> qp.postRecv(new RecvWorkRequests(1, 1)));
             assertThrows(ClosedException.class, mr::deregister);
+        }
+    }
+
+    // ------------------------------------------------------------------ 64-bit atomics
+
+    /** Skip where the device has no remote atomics (sim:efa, EFA), saying so. */
+    private void assumeAtomics() {
+        assumeTrue(caps().atomicCap().supported() && caps().qpTypes().contains(QpType.RC),
+                fixture().name() + " has no RDMA atomics (atomic_cap " + caps().atomicCap() + ")");
+    }
+
+    /** An RC pair whose responder MR (and QP) grant REMOTE_ATOMIC. */
+    private Pair atomicPair(int mrAccessB) {
+        return new Pair(QpType.RC, 64, 0, 7, mrAccessB);
+    }
+
+    /** An atomic WR from a to {@code remoteAddr}, its result into a's MR at {@code localOff}. */
+    private static int addAtomic(Pair p, SendWorkRequests w, long id, Opcode op, long localOff, long remoteAddr,
+                                 long compareAdd, long swap) {
+        int i = w.add(id, op, SendFlags.SIGNALED);
+        w.sge(i, p.a.mr, localOff, 8).atomic(i, remoteAddr, p.b.rkey(), compareAdd, swap);
+        return i;
+    }
+
+    /** The responder's 64-bit word at {@code off}, read as the host reads it. */
+    private static long word(Responder b, long off) {
+        return ByteBuffer.wrap(b.bytes(off, 8)).order(ByteOrder.nativeOrder()).getLong();
+    }
+
+    @Test
+    void fetchAndAddReturnsTheOriginalWordInHostOrderAndAddsExactly() {
+        assumeAtomics();
+        try (Pair p = atomicPair(Access.ALL_RDMA | Access.REMOTE_ATOMIC); SendWorkRequests w = new SendWorkRequests(3, 1)) {
+            p.b.fill(1024, 8, 1); // eight different bytes: a byte-swapped result or sum cannot pass
+            long initial = word(p.b, 1024);
+            long[] adds = {0x0102030405060708L, -1L, Long.MAX_VALUE};
+            for (int k = 0; k < adds.length; k++) {
+                addAtomic(p, w, 10 + k, Opcode.ATOMIC_FETCH_AND_ADD, 8L * k, p.b.mrAddress() + 1024, adds[k], 0);
+            }
+            post(p.a.qp, w);
+            List<Wc> c = poll(p.a.cq, 3);
+            long expect = initial;
+            for (int k = 0; k < adds.length; k++) {
+                assertEquals(10 + k, c.get(k).wrId());
+                assertEquals(WcStatus.SUCCESS, c.get(k).status(), c.toString());
+                assertEquals(WcOpcode.FETCH_ADD, c.get(k).opcode());
+                assertEquals(expect, p.a.mem.get(JAVA_LONG_UNALIGNED, 8L * k),
+                        "add " + k + " fetched the word as it was, in host order");
+                expect += adds[k];
+            }
+            assertEquals(expect, word(p.b, 1024), "the word is the original plus every addend (wrapping)");
+            assertArrayEquals(new byte[8], p.b.bytes(1016, 8), "nothing before the word changed");
+            assertArrayEquals(new byte[8], p.b.bytes(1032, 8), "nothing after the word changed");
+        }
+    }
+
+    @Test
+    void compareAndSwapSwapsOnlyWhenTheWordMatches() {
+        assumeAtomics();
+        try (Pair p = atomicPair(Access.ALL_RDMA | Access.REMOTE_ATOMIC); SendWorkRequests w = new SendWorkRequests(3, 1)) {
+            p.b.fill(2048, 8, 5);
+            long initial = word(p.b, 2048);
+            long x = 0x1122334455667788L;
+            long y = 0x0badc0ffee0ddf00L;
+            long target = p.b.mrAddress() + 2048;
+            addAtomic(p, w, 1, Opcode.ATOMIC_CMP_AND_SWP, 0, target, initial + 1, y); // no match: unchanged
+            addAtomic(p, w, 2, Opcode.ATOMIC_CMP_AND_SWP, 8, target, initial, x);     // match: swapped
+            addAtomic(p, w, 3, Opcode.ATOMIC_CMP_AND_SWP, 16, target, initial, y);    // stale compare: unchanged
+            post(p.a.qp, w);
+            List<Wc> c = poll(p.a.cq, 3);
+            for (int k = 0; k < 3; k++) {
+                assertEquals(WcStatus.SUCCESS, c.get(k).status(), c.toString());
+                assertEquals(WcOpcode.COMP_SWAP, c.get(k).opcode());
+                assertEquals(k + 1, c.get(k).wrId());
+            }
+            assertEquals(initial, p.a.mem.get(JAVA_LONG_UNALIGNED, 0), "a failed CAS returns the word");
+            assertEquals(initial, p.a.mem.get(JAVA_LONG_UNALIGNED, 8), "a successful CAS returns the old word");
+            assertEquals(x, p.a.mem.get(JAVA_LONG_UNALIGNED, 16), "the stale CAS sees the swapped word");
+            assertEquals(x, word(p.b, 2048));
+        }
+    }
+
+    /**
+     * T requester threads (each its own context and QP) and a thread of the responder's own process
+     * (a loopback QP there; another JVM in the two-process suites) each do M fetch-and-adds of 1 on one
+     * word: the word ends at exactly (T + 1) × M more, and the fetched values are each value from the
+     * original to the original + (T + 1) × M - 1 exactly once (no add lost, none seen twice).
+     */
+    @Test
+    void concurrentFetchAndAddsFromThreadsAndProcessesAreExact() throws Exception {
+        assumeAtomics();
+        int threads = 3;
+        int adds = 1500;
+        long off = 4096;
+        VerbsFixture f = fixture();
+        List<End> ends = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try (Responder r = responder(new Responder.Spec(QpType.RC, 64, 0, Access.ALL_RDMA | Access.REMOTE_ATOMIC,
+                threads + 1, 0, 0))) {
+            for (int t = 0; t < threads; t++) {
+                End e = new End(f.requester(), f, QpType.RC, 64, 0, Access.ALL_RDMA, Access.ALL_RDMA);
+                ends.add(e);
+                e.qp.readyToReceive(r.address(t));
+                r.connect(t, e.qp.address(), 7, 7);
+                e.qp.readyToSend(7, 7);
+            }
+            long initial = word(r, off);
+            CyclicBarrier start = new CyclicBarrier(threads);
+            List<Future<long[]>> mine = new ArrayList<>();
+            r.startFetchAdds(threads, adds, off);
+            for (End e : ends) {
+                mine.add(pool.submit(() -> {
+                    start.await();
+                    return fetchAdds(e, r.mrAddress() + off, r.rkey(), adds);
+                }));
+            }
+            long[] all = new long[(threads + 1) * adds];
+            int n = 0;
+            for (Future<long[]> m : mine) {
+                long[] v = m.get(120, TimeUnit.SECONDS);
+                System.arraycopy(v, 0, all, n, v.length);
+                n += v.length;
+            }
+            long[] theirs = r.joinFetchAdds();
+            assertEquals(adds, theirs.length);
+            System.arraycopy(theirs, 0, all, n, adds);
+            Arrays.sort(all);
+            for (int i = 0; i < all.length; i++) {
+                assertEquals(initial + i, all[i], "fetched value " + i + " of " + all.length);
+            }
+            assertEquals(initial + all.length, word(r, off), "(T + 1) x M adds of 1, none lost");
+        } finally {
+            pool.shutdownNow();
+            ends.forEach(End::close);
+        }
+    }
+
+    /** {@code n} fetch-and-adds of 1 on the word at {@code raddr} through e, 16 in flight; the fetched values. */
+    private static long[] fetchAdds(End e, long raddr, int rkey, int n) {
+        int window = 16;
+        long[] out = new long[n];
+        try (SendWorkRequests w = new SendWorkRequests(window, 1)) {
+            for (int done = 0; done < n; ) {
+                int k = Math.min(window, n - done);
+                w.clear();
+                for (int j = 0; j < k; j++) {
+                    int i = w.add(done + j, Opcode.ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED);
+                    w.sge(i, e.mr, 8L * j, 8).atomic(i, raddr, rkey, 1, 0);
+                }
+                post(e.qp, w);
+                for (Wc c : poll(e.cq, k)) {
+                    assertEquals(WcStatus.SUCCESS, c.status(), c.toString());
+                    assertEquals(WcOpcode.FETCH_ADD, c.opcode());
+                }
+                for (int j = 0; j < k; j++) {
+                    out[done + j] = e.mem.get(JAVA_LONG_UNALIGNED, 8L * j);
+                }
+                done += k;
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void atomicOnAMisalignedWordIsRemInvReqErrAndChangesNothing() {
+        assumeAtomics();
+        try (Pair p = atomicPair(Access.ALL_RDMA | Access.REMOTE_ATOMIC); SendWorkRequests w = new SendWorkRequests(2, 1)) {
+            addAtomic(p, w, 1, Opcode.ATOMIC_FETCH_AND_ADD, 0, p.b.mrAddress() + 1028, 1, 0);
+            addAtomic(p, w, 2, Opcode.ATOMIC_FETCH_AND_ADD, 8, p.b.mrAddress() + 1032, 1, 0);
+            post(p.a.qp, w);
+            List<Wc> c = poll(p.a.cq, 2);
+            assertEquals(WcStatus.REM_INV_REQ_ERR, c.get(0).status(), c.toString());
+            assertEquals(1, c.get(0).wrId());
+            assertEquals(WcStatus.WR_FLUSH_ERR, c.get(1).status(), "the QP is in ERR: the next WR flushes");
+            assertEquals(QpState.ERR, p.a.qp.state());
+            assertArrayEquals(new byte[16], p.b.bytes(1024, 16), "target memory unchanged");
+        }
+    }
+
+    @Test
+    void atomicPastTheMrOrWithoutRemoteAtomicIsRemAccessErr() {
+        assumeAtomics();
+        try (Pair p = atomicPair(Access.ALL_RDMA | Access.REMOTE_ATOMIC); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            addAtomic(p, w, 1, Opcode.ATOMIC_FETCH_AND_ADD, 0, p.b.mrAddress() + MEM, 1, 0); // the word after the MR
+            post(p.a.qp, w);
+            assertEquals(WcStatus.REM_ACCESS_ERR, poll(p.a.cq, 1).get(0).status());
+        }
+        try (Pair p = atomicPair(Access.ALL_RDMA); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            addAtomic(p, w, 1, Opcode.ATOMIC_CMP_AND_SWP, 0, p.b.mrAddress() + 64, 0, -1L); // MR lacks REMOTE_ATOMIC
+            post(p.a.qp, w);
+            assertEquals(WcStatus.REM_ACCESS_ERR, poll(p.a.cq, 1).get(0).status());
+            assertArrayEquals(new byte[8], p.b.bytes(64, 8), "the word was not swapped");
+        }
+    }
+
+    @Test
+    void atomicResultIntoMemoryWithoutLocalWriteIsLocProtErr() {
+        assumeAtomics();
+        try (Pair p = atomicPair(Access.ALL_RDMA | Access.REMOTE_ATOMIC); SendWorkRequests w = new SendWorkRequests(1, 1)) {
+            MemoryRegion readOnly = p.a.pd.register(p.a.mem.asSlice(4096, 4096), Access.REMOTE_READ);
+            int i = w.add(1, Opcode.ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED);
+            w.sge(i, readOnly, 0, 8).atomic(i, p.b.mrAddress() + 128, p.b.rkey(), 1, 0);
+            post(p.a.qp, w);
+            assertEquals(WcStatus.LOC_PROT_ERR, poll(p.a.cq, 1).get(0).status());
+            assertArrayEquals(new byte[8], p.a.mem.asSlice(4096, 8).toArray(JAVA_BYTE), "no result written");
+        }
+    }
+
+    /**
+     * A device without atomics (EFA: atomic_cap NONE) refuses them as its provider does: the post is
+     * EINVAL at the atomic (rdma-core's EFA post_send takes only send opcodes), and a QP or an MR
+     * asking for REMOTE_ATOMIC is refused naming the device.
+     */
+    @Test
+    void atomicsWhereTheDeviceHasNoneAreRefused() {
+        assumeTrue(!caps().atomicCap().supported(), fixture().name() + " has atomics (" + caps().atomicCap() + ")");
+        assertFalse(caps().supports(Opcode.ATOMIC_FETCH_AND_ADD));
+        assertFalse(caps().supports(Opcode.ATOMIC_CMP_AND_SWP));
+        String dev = fixture().requester().name();
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(2, 1)) {
+            for (Opcode op : List.of(Opcode.ATOMIC_FETCH_AND_ADD, Opcode.ATOMIC_CMP_AND_SWP)) {
+                w.clear();
+                int i = w.add(1, op, SendFlags.SIGNALED);
+                w.sge(i, p.a.mr, 0, 8).atomic(i, p.b.mrAddress(), p.b.rkey(), 1, 2);
+                if (p.type != QpType.RC) {
+                    w.srdDestination(i, p.a.ah.handle(), p.b.qpNum(), QueuePair.QKEY);
+                }
+                assertEquals(Errno.EINVAL, p.a.qp.postSend(w), op + " on " + dev);
+                assertEquals(0, w.badIndex());
+            }
+            assertTrue(drain(p.a.cq).isEmpty(), "nothing was posted");
+            QueuePair q = p.a.pd.createQp(QpInitAttr.of(p.type, p.a.cq, 4));
+            VerbsException qe = assertThrows(VerbsException.class, () -> q.init(Access.ALL_RDMA | Access.REMOTE_ATOMIC));
+            assertTrue(qe.getMessage().contains(dev), qe.getMessage());
+            assertEquals(Errno.EOPNOTSUPP, qe.errno());
+            q.close();
+            VerbsException me = assertThrows(VerbsException.class,
+                    () -> p.a.pd.register(p.a.mem.asSlice(8192, 4096), Access.LOCAL_WRITE | Access.REMOTE_ATOMIC));
+            assertTrue(me.getMessage().contains(dev), me.getMessage());
+            assertEquals(Errno.EOPNOTSUPP, me.errno());
         }
     }
 }

@@ -1,0 +1,195 @@
+package dev.scalep.verbs.counters;
+
+import dev.scalep.verbs.sim.ShmAccess;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
+import org.agrona.concurrent.status.CountersReader;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+/**
+ * The process's runtime counters: Agrona {@link AtomicCounter}s allocated by a
+ * {@link CountersManager} over this process's {@link CountersFile}, so that {@code scalep stat} (or
+ * any reader of the file) sees them live. The file is created with the first group of counters,
+ * in the user's private directory for the job ({@link ShmAccess#defaultJob}), and deleted when the
+ * process exits (a shutdown hook) or {@link #closeFile()} is called; a daemon thread renews its
+ * lease every second. When the file cannot be made (no shared-memory directory) or is full, groups
+ * get private counters instead, which count the same but are not visible outside.
+ *
+ * <p>{@link #ENABLED} ({@code -Dscalep.counters}, default true) is read once into a constant: the
+ * data path guards every increment with it, so with counters off the compiler removes them.
+ * Counters are written by one thread at a time (the holder of what the counted object already
+ * serialises: an endpoint's owner, a QP's lock or combiner role, a CQ's poll role) with ordered
+ * stores, and each sits in its own 128-byte record, so two threads never share a counter's cache
+ * line unless they already share the object it counts.
+ */
+public final class Counters {
+    /** Whether the data path counts ({@code -Dscalep.counters=false} turns it off). */
+    public static final boolean ENABLED = !"false".equalsIgnoreCase(System.getProperty("scalep.counters", "true"));
+    /** Counters in the process's file ({@code -Dscalep.counters.capacity}, default 4096). */
+    static final int CAPACITY = Integer.getInteger("scalep.counters.capacity", 4096);
+    /** Type ids of the counted objects (Agrona counter type ids). */
+    public static final int TYPE_ENDPOINT = 7001;
+    public static final int TYPE_QP = 7002;
+    public static final int TYPE_CQ = 7003;
+
+    private static final System.Logger LOG = System.getLogger(Counters.class.getName());
+    private static CountersFile file;
+    private static boolean failed;
+    private static int liveGroups;
+    private static Thread leaseThread;
+    private static boolean hooked;
+    private static int rank = -1;
+    private static int size = -1;
+
+    private Counters() {
+    }
+
+    /**
+     * A group of counters named {@code object + " " + names[i]}: in this process's file when it can
+     * be made and has room, else private. Control path; thread-safe.
+     */
+    public static synchronized CounterGroup group(int typeId, String object, String... names) {
+        CountersFile f = ENABLED ? file() : null;
+        if (f != null && f.manager().available() >= names.length) {
+            AtomicCounter[] cs = new AtomicCounter[names.length];
+            for (int i = 0; i < names.length; i++) {
+                cs[i] = f.manager().newCounter(object + " " + names[i], typeId);
+            }
+            liveGroups++;
+            return new CounterGroup(object, names, cs, f);
+        }
+        return new CounterGroup(object, names, privateCounters(typeId, object, names), null);
+    }
+
+    private static AtomicCounter[] privateCounters(int typeId, String object, String... names) {
+        int n = names.length;
+        CountersManager m = new CountersManager(new UnsafeBuffer(new byte[n * CountersReader.METADATA_LENGTH]),
+                new UnsafeBuffer(new byte[n * CountersReader.COUNTER_LENGTH]), StandardCharsets.US_ASCII);
+        AtomicCounter[] cs = new AtomicCounter[n];
+        for (int i = 0; i < n; i++) {
+            cs[i] = m.newCounter(object + " " + names[i], typeId);
+        }
+        return cs;
+    }
+
+    /** Free a group's counters (their records are reused by the next group). */
+    static synchronized void free(CounterGroup g, CountersFile owner) {
+        if (owner == null) {
+            return;
+        }
+        for (int i = 0; i < g.size(); i++) {
+            g.counter(i).close(); // frees its record in the manager
+        }
+        liveGroups--;
+        if (owner != file && liveGroups == 0) {
+            owner.close(); // a file already deleted by closeFile(): unmap it once its last group is gone
+        }
+    }
+
+    /** This process's file, created on first use; null when counting is off or the file cannot be made. */
+    private static CountersFile file() {
+        if (file == null && !failed) {
+            try {
+                file = CountersFile.create(ShmAccess.userDir(), ShmAccess.defaultJob(), CAPACITY);
+                if (rank >= 0) {
+                    file.describe(rank, size);
+                }
+                startLease();
+                hookExit();
+            } catch (IOException | RuntimeException e) {
+                failed = true;
+                LOG.log(Level.WARNING, "scalep counters stay in this process (no counters file: " + e.getMessage() + ")");
+            }
+        }
+        return file;
+    }
+
+    /** The path of this process's counters file, or null when there is none (yet). */
+    public static synchronized Path path() {
+        return file == null ? null : file.path();
+    }
+
+    /** Create the file now if it does not exist yet (so a reader sees the process before its first endpoint). */
+    public static synchronized Path open() {
+        CountersFile f = ENABLED ? file() : null;
+        return f == null ? null : f.path();
+    }
+
+    /** Record this process's rank among {@code size} ranks of its job (shown by {@code scalep stat}). */
+    public static synchronized void describe(int rank, int size) {
+        Counters.rank = rank;
+        Counters.size = size;
+        if (file != null) {
+            file.describe(rank, size);
+        }
+    }
+
+    /**
+     * Delete this process's file now (the next group creates a new one). Groups still open keep
+     * counting into the deleted file's mapping, which is unmapped when the last of them is closed.
+     */
+    public static synchronized void closeFile() {
+        CountersFile f = file;
+        if (f == null) {
+            return;
+        }
+        file = null;
+        failed = false;
+        stopLease();
+        if (liveGroups == 0) {
+            f.close();
+        } else {
+            f.delete();
+        }
+    }
+
+    private static void startLease() {
+        Thread t = Thread.ofPlatform().daemon().name("scalep-counters-lease").unstarted(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                synchronized (Counters.class) {
+                    if (file != null) {
+                        file.renewLease();
+                    }
+                }
+            }
+        });
+        t.start();
+        leaseThread = t;
+    }
+
+    private static void stopLease() {
+        Thread t = leaseThread;
+        leaseThread = null;
+        if (t != null) {
+            t.interrupt();
+        }
+    }
+
+    /** One shutdown hook per JVM: the file is deleted (not unmapped: threads may still count) on exit. */
+    private static void hookExit() {
+        if (!hooked) {
+            hooked = true;
+            try {
+                Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("scalep-counters-exit").unstarted(() -> {
+                    synchronized (Counters.class) {
+                        if (file != null) {
+                            file.delete();
+                        }
+                    }
+                }));
+            } catch (IllegalStateException alreadyExiting) {
+                // exiting: the next process reclaims the file
+            }
+        }
+    }
+}
