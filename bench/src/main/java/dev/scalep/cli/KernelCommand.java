@@ -57,9 +57,9 @@ final class KernelCommand implements Callable<Integer> {
      * Stencil iterations each level runs untimed before the first timed run: enough for the
      * per-iteration method to reach C2 (a few thousand calls) whatever the order of the levels.
      */
-    static final int WARM_ITERATIONS = 3000;
+    static final int WARM_ITERATIONS = 1500;
     /** At most this many warm-up passes (a tiny --iterations would otherwise mean thousands of runs). */
-    static final int MAX_WARM_PASSES = 30;
+    static final int MAX_WARM_PASSES = 15;
     /** Untimed passes over the levels for DGEMM, whose inner kernel is a method called per tile. */
     static final int WARM_PASSES = 3;
 
