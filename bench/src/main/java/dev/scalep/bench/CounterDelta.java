@@ -4,7 +4,7 @@ import java.util.Map;
 
 /**
  * What the runtime counters of a configuration's sender side moved by during one timed run
- * (see ARCHITECTURE.md, Counters): WRs handed to the provider, doorbells, completions polled from
+ * (see docs/ARCHITECTURE.md, Counters): WRs handed to the provider, doorbells, completions polled from
  * the sender's CQs, combiner passes and the WRs they posted, acquisitions of a shared QP (lock or
  * combiner role) and contended ones, hand-offs between threads, back-pressure returns and
  * BlueFlame writes. Ratios per WR explain a rate: doorbells per WR (postlist and combining),

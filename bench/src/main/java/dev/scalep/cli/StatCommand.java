@@ -153,12 +153,27 @@ final class StatCommand implements Callable<Integer> {
         return out;
     }
 
-    /** Totals by kind and name ({@code qp.doorbells}), in the order counters were allocated. */
+    /** The order totals are printed in (the order of docs/ARCHITECTURE.md's table); other names follow, sorted. */
+    static final List<String> ORDER = List.of("ep.wrs", "ep.signaled", "ep.completions", "ep.back-pressured",
+            "ep.failed-posts", "qp.wrs", "qp.doorbells", "qp.failed-wrs", "qp.postlist-1", "qp.postlist-2-3",
+            "qp.postlist-4-7", "qp.postlist-8-15", "qp.postlist-16-31", "qp.postlist-32-63", "qp.postlist-64+",
+            "qp.lock-acquired", "qp.lock-contended", "qp.handoffs", "qp.combiner-passes", "qp.combined-wrs",
+            "qp.blueflame-writes", "cq.polls", "cq.completions", "cq.routed-away", "cq.unrouted");
+
+    /** Totals by kind and name ({@code qp.doorbells}), in {@link #ORDER}. */
     static Map<String, Long> totals(CountersFile.Snapshot s) {
-        Map<String, Long> t = new LinkedHashMap<>();
+        Map<String, Long> sums = new TreeMap<>();
         for (CountersFile.Counter c : s.counters()) {
-            t.merge(kind(c.typeId()) + "." + c.name(), c.value(), Long::sum);
+            sums.merge(kind(c.typeId()) + "." + c.name(), c.value(), Long::sum);
         }
+        Map<String, Long> t = new LinkedHashMap<>();
+        for (String k : ORDER) {
+            Long v = sums.remove(k);
+            if (v != null) {
+                t.put(k, v);
+            }
+        }
+        t.putAll(sums);
         return t;
     }
 
@@ -175,8 +190,8 @@ final class StatCommand implements Callable<Integer> {
     private double rate(CountersFile.Snapshot s, String key, long value) {
         Map<String, Long> prev = previous.get(s.pid());
         Long then = previousNanos.get(s.pid());
-        if (prev == null || then == null || !prev.containsKey(key) || s.nanoTime() <= then) {
-            return Double.NaN;
+        if (prev == null || then == null || !prev.containsKey(key) || s.nanoTime() <= then || value < prev.get(key)) {
+            return Double.NaN; // first sample, or the object was closed and its counters reused meanwhile
         }
         return (value - prev.get(key)) * 1e9 / (s.nanoTime() - then);
     }
@@ -198,7 +213,7 @@ final class StatCommand implements Callable<Integer> {
         out.println("job " + j + " at " + Instant.now() + ": " + procs.size() + (procs.size() == 1 ? " process" : " processes"));
         for (CountersFile.Snapshot s : procs) {
             Map<String, Long> t = totals(s);
-            out.printf("  rank %s pid %d (%d counters)%n", s.rank() < 0 ? "?" : s.rank() + "/" + s.size(), s.pid(),
+            out.printf("  rank %s pid %d (%d counters)%n", s.rank() < 0 ? "?" : s.rank() + " of " + s.size(), s.pid(),
                     s.counters().size());
             if (t.isEmpty()) {
                 out.println("    (no endpoints open)");

@@ -32,6 +32,15 @@ public final class Completion {
         flags = c.flags();
     }
 
+    void copyFrom(long wrId, int status, int opcode, int byteLen, int imm, int flags) {
+        this.wrId = wrId;
+        this.status = status;
+        this.opcode = opcode;
+        this.byteLen = byteLen;
+        this.imm = imm;
+        this.flags = flags;
+    }
+
     /** The request's id (a send), or the receive slot (a receive). */
     public long wrId() {
         return wrId;

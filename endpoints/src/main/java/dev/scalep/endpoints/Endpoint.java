@@ -15,6 +15,7 @@ import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.SendFlags;
 import dev.scalep.verbs.SharedReceiveQueue;
+import dev.scalep.verbs.WcOpcode;
 import dev.scalep.verbs.counters.Counters;
 
 import java.lang.foreign.MemorySegment;
@@ -48,6 +49,11 @@ public final class Endpoint implements AutoCloseable {
     public static final int OK = 0;
     /** Outcome: nothing was taken, the send queue is full; poll completions, then call again. */
     public static final int BACK_PRESSURED = SendPath.EAGAIN;
+    /**
+     * The slot a {@link #poll} reports for a write with immediate that a window flush took while
+     * waiting and already gave back to the device (do not {@link #repost} it).
+     */
+    public static final long REPOSTED = -1;
     /** User id of the zero-byte signaled write {@link #flush()} posts to retire unsignaled work; never delivered. */
     static final long FLUSH_ID = WrIds.USER_MASK;
 
@@ -97,6 +103,21 @@ public final class Endpoint implements AutoCloseable {
     private int sinceSignal;
     /** Status of the first error completion this endpoint polled or drained (0: none). */
     private int firstErrorStatus;
+    /**
+     * Receives a window flush polled while waiting for its own completions, kept in arrival order
+     * for {@link #poll} and {@link #pollReceive}. A write with immediate leaves nothing in its slot,
+     * so its slot is posted again at once (a peer waiting for a receive must not wait on this
+     * flush) and it is kept with {@link #REPOSTED} as its slot; a send keeps its slot until
+     * delivered. The ring starts at four times the receive slots and doubles when more wait (the
+     * only allocation, and only for a backlog that size).
+     */
+    private long[] heldWrId;
+    private int[] heldImm;
+    private int[] heldLen;
+    private int[] heldFlags;
+    private int[] heldOpcode;
+    private int heldHead;
+    private int heldCount;
 
     /** What the manager built for one endpoint: its placement and the instances it names. */
     record Wiring(EndpointPlan.Placement at, SendPath path, CompletionRouter router, QueuePair qp,
@@ -128,6 +149,12 @@ public final class Endpoint implements AutoCloseable {
         this.rdmaWrite = qp.pd().context().capabilities().rdmaWrite();
         this.batch = new SendBatch(Math.min(o.postlist(), path.maxBatch()));
         this.sgeHeaderPayload = plan.sgeHeaderPayload() && path.maxSge() > 1 && path instanceof ChainedPoster;
+        int held = Math.max(16, 4 * receives.slots());
+        this.heldWrId = new long[held];
+        this.heldImm = new int[held];
+        this.heldLen = new int[held];
+        this.heldFlags = new int[held];
+        this.heldOpcode = new int[held];
         this.counters = new EndpointCounters("m" + manager.serial() + ".ep" + index);
     }
 
@@ -335,7 +362,37 @@ public final class Endpoint implements AutoCloseable {
     }
 
     private int stage(long wrId, Opcode op, long laddr, int length, long raddr, int imm) {
-        return stage(wrId, op, 0, 0, laddr, length, raddr, imm);
+        return stage(wrId, op, 0, 0, laddr, length, lkey, raddr, peerRkey, imm, 0, 0);
+    }
+
+    private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, long raddr,
+                      int imm) {
+        return stage(wrId, op, headerAddr, headerLength, laddr, length, lkey, raddr, peerRkey, imm, 0, 0);
+    }
+
+    /**
+     * A window operation ({@link RankEndpoint}): staged like the others, with the local and remote
+     * keys of the window's registrations on this endpoint's PD, under the reserved id whose
+     * completion is never delivered (errors are still recorded in {@link #firstErrorStatus()}).
+     * The caller checked the owner thread and the ranges. Does not allocate.
+     */
+    int stageWindow(Opcode op, long laddr, int length, int localKey, long raddr, int remoteKey, int imm) {
+        return stage(FLUSH_ID, op, 0, 0, laddr, length, localKey, raddr, remoteKey, imm, 0, 0);
+    }
+
+    /** A window atomic: the 8-byte result at {@code laddr}, the word at {@code raddr}, its operands. */
+    int stageAtomic(Opcode op, long laddr, int localKey, long raddr, int remoteKey, long compareAdd, long swap) {
+        return stage(FLUSH_ID, op, 0, 0, laddr, 8, localKey, raddr, remoteKey, 0, compareAdd, swap);
+    }
+
+    /** The owner check of the data path, for {@link RankEndpoint}'s window operations. */
+    void checkOwnerFor(String op) {
+        checkOwner(op);
+    }
+
+    /** Index of this endpoint's QP in its manager (a window's keys are kept per QP). */
+    int qpIndex() {
+        return at.qp();
     }
 
     /**
@@ -343,8 +400,8 @@ public final class Endpoint implements AutoCloseable {
      * inline below the threshold), post when the batch is full. Back-pressure leaves what is staged
      * in place (it is posted with the next call) and reaps completions before reporting it.
      */
-    private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, long raddr,
-                      int imm) {
+    private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, int localKey,
+                      long raddr, int remoteKey, int imm, long compareAdd, long swap) {
         SendBatch b = batch;
         if (b.isFull()) {
             int rc = postStaged();
@@ -361,12 +418,15 @@ public final class Endpoint implements AutoCloseable {
             }
         }
         int total = headerLength + length;
-        if (total > 0 && total <= inline && op != Opcode.RDMA_READ) {
+        if (total > 0 && total <= inline && !op.writesLocal()) {
             flags |= SendFlags.INLINE;
         }
-        int i = b.add(WrIds.send(owner, wrId), op, flags, laddr, length, lkey, raddr, peerRkey, imm, peerIndex);
+        int i = b.add(WrIds.send(owner, wrId), op, flags, laddr, length, localKey, raddr, remoteKey, imm, peerIndex);
         if (headerLength > 0) {
             b.header(i, headerAddr, headerLength);
+        }
+        if (op.isAtomic()) {
+            b.atomic(i, compareAdd, swap);
         }
         if (b.isFull()) {
             int rc = postStaged();
@@ -446,6 +506,12 @@ public final class Endpoint implements AutoCloseable {
      */
     public boolean poll(Completion out) {
         checkOwner("poll");
+        if (heldCount > 0) {
+            int h = heldHead;
+            out.copyFrom(heldWrId[h], 0, heldOpcode[h], heldLen[h], heldImm[h], heldFlags[h]);
+            dropHeld();
+            return true;
+        }
         RoutedCompletion c = scratch;
         for (;;) {
             if (!router.pollOrProgress(owner, c)) {
@@ -502,6 +568,112 @@ public final class Endpoint implements AutoCloseable {
             case BACK_PRESSURED -> "BACK_PRESSURED";
             default -> Errno.name(outcome);
         };
+    }
+
+    /**
+     * Progress while a window flush waits: poll the CQ, keep receives (a peer's notifications) for
+     * later delivery, drop send completions (remembering the first error status), and post what a
+     * combiner left queued. Does not allocate.
+     */
+    void progressKeepingReceives() {
+        RoutedCompletion c = scratch;
+        router.progress();
+        while (router.poll(owner, c)) {
+            if (!c.ok() && firstErrorStatus == 0) {
+                firstErrorStatus = c.status();
+            }
+            if (c.isRecv() && c.ok()) {
+                hold(c);
+            }
+        }
+        path.postQueued();
+    }
+
+    private void hold(RoutedCompletion c) {
+        if (heldCount == heldWrId.length) {
+            growHeld();
+        }
+        int h = (heldHead + heldCount) % heldWrId.length;
+        long slot = c.wrId();
+        if (c.opcode() == WcOpcode.RECV_RDMA_WITH_IMM) {
+            repostDelivered(slot);
+            slot = REPOSTED;
+        }
+        heldWrId[h] = slot;
+        heldImm[h] = c.imm();
+        heldLen[h] = c.byteLen();
+        heldFlags[h] = c.flags();
+        heldOpcode[h] = c.opcode();
+        heldCount++;
+    }
+
+    private void growHeld() {
+        int n = heldWrId.length;
+        long[] w = new long[2 * n];
+        int[] imm = new int[2 * n];
+        int[] len = new int[2 * n];
+        int[] fl = new int[2 * n];
+        int[] op = new int[2 * n];
+        for (int i = 0; i < heldCount; i++) {
+            int h = (heldHead + i) % n;
+            w[i] = heldWrId[h];
+            imm[i] = heldImm[h];
+            len[i] = heldLen[h];
+            fl[i] = heldFlags[h];
+            op[i] = heldOpcode[h];
+        }
+        heldWrId = w;
+        heldImm = imm;
+        heldLen = len;
+        heldFlags = fl;
+        heldOpcode = op;
+        heldHead = 0;
+    }
+
+    private void dropHeld() {
+        heldHead = heldHead + 1 == heldWrId.length ? 0 : heldHead + 1;
+        heldCount--;
+    }
+
+    /**
+     * The next receive of this endpoint (a peer's put with notification, or a send) into
+     * {@code out}, its slot posted again; send completions met on the way are dropped (their errors
+     * remembered). False when none is waiting. Does not allocate.
+     */
+    boolean pollReceive(Notification out) {
+        if (heldCount > 0) {
+            int h = heldHead;
+            out.set(heldImm[h], heldLen[h], (heldFlags[h] & RoutedCompletion.WITH_IMM) != 0);
+            long slot = heldWrId[h];
+            dropHeld();
+            return slot == REPOSTED || repostDelivered(slot);
+        }
+        RoutedCompletion c = scratch;
+        for (;;) {
+            if (!router.pollOrProgress(owner, c)) {
+                path.postQueued();
+                return false;
+            }
+            if (!c.ok()) {
+                if (firstErrorStatus == 0) {
+                    firstErrorStatus = c.status();
+                }
+                continue;
+            }
+            if (c.isRecv()) {
+                out.set(c.imm(), c.byteLen(), c.hasImm());
+                return repostDelivered(c.wrId());
+            }
+        }
+    }
+
+    private boolean repostDelivered(long slot) {
+        int rc = postRecv((int) slot);
+        if (rc != 0) {
+            throw new IllegalStateException("endpoint " + index + ": posting receive slot " + slot + " again failed: "
+                    + Errno.name(rc));
+        }
+        return true;
     }
 
     /** Poll and drop this endpoint's delivered completions, remembering the first error status. */

@@ -405,7 +405,7 @@ public final class EndpointManager implements AutoCloseable {
     /**
      * The sums of this manager's counters ({@link Counters}) by kind and name: {@code ep.<name>} over
      * its endpoints, {@code qp.<name>} over its QPs' send paths, {@code cq.<name>} over its CQs (see
-     * ARCHITECTURE.md, Counters). A snapshot; all zero when counting is off ({@code -Dscalep.counters=false}).
+     * docs/ARCHITECTURE.md, Counters). A snapshot; all zero when counting is off ({@code -Dscalep.counters=false}).
      */
     public synchronized Map<String, Long> counterTotals() {
         Map<String, Long> out = new LinkedHashMap<>();

@@ -32,7 +32,7 @@ final class PeerWiring {
     static void bringUp(EndpointManager m, ManagerAddress remote) {
         for (int k = 0; k < m.qps.size(); k++) {
             QueuePair qp = m.qps.get(k);
-            qp.init(Access.ALL_RDMA);
+            qp.init(Access.ALL_RDMA | (qp.pd().context().capabilities().atomicCap().supported() ? Access.REMOTE_ATOMIC : 0));
             qp.readyToReceive(m.qpType.connectionless() ? null : remote.qps().get(k));
         }
     }

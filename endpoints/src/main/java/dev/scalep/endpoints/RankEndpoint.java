@@ -1,7 +1,13 @@
 package dev.scalep.endpoints;
 
+import dev.scalep.verbs.Errno;
+import dev.scalep.verbs.Opcode;
+
+import java.lang.foreign.ValueLayout;
+
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * One thread's reach into every other rank of a world ({@link WorldEndpoints#acquire()}):
@@ -19,15 +25,35 @@ public final class RankEndpoint implements AutoCloseable {
     private final Endpoint[] distinct;
     private final boolean shared;
     private final int me;
+    private final Thread thread;
+    /** Per rank: the QP index of the endpoint that reaches it, and its manager's ordinal times the QPs per manager. */
+    private final int[] qpOf;
+    private final int[] lkeyBase;
+    private final int maxChunk;
+    private final boolean writeImm;
+    private final long scratch;
+    private final boolean atomics;
+    private final int[] scratchLkey;
+    /** Windows (by id) named by an operation since this thread's endpoints were last quiet; read by a closing thread. */
+    private final AtomicLongArray touched = new AtomicLongArray(WorldEndpoints.MAX_WINDOWS / 64);
+    private final long[] touchedHere = new long[WorldEndpoints.MAX_WINDOWS / 64];
+    private boolean anyTouched;
     private int next;
     private boolean released;
 
-    RankEndpoint(WorldEndpoints owner, int index, Endpoint[] byRank, boolean shared, int me) {
+    RankEndpoint(WorldEndpoints owner, int index, Endpoint[] byRank, boolean shared, int me, int[] managerOrdinal,
+                 int qpsPerManager, int maxChunk, boolean writeImm, long scratch, int[] scratchLkey) {
         this.owner = owner;
         this.index = index;
         this.byRank = byRank;
         this.shared = shared;
         this.me = me;
+        this.thread = Thread.currentThread();
+        this.maxChunk = maxChunk;
+        this.writeImm = writeImm;
+        this.scratch = scratch;
+        this.atomics = owner.atomics();
+        this.scratchLkey = scratchLkey;
         List<Endpoint> d = new ArrayList<>();
         for (Endpoint e : byRank) {
             if (e != null && !d.contains(e)) {
@@ -35,6 +61,14 @@ public final class RankEndpoint implements AutoCloseable {
             }
         }
         this.distinct = d.toArray(new Endpoint[0]);
+        this.qpOf = new int[byRank.length];
+        this.lkeyBase = new int[byRank.length];
+        for (int r = 0; r < byRank.length; r++) {
+            if (byRank[r] != null) {
+                qpOf[r] = byRank[r].qpIndex();
+                lkeyBase[r] = managerOrdinal[r] * qpsPerManager;
+            }
+        }
     }
 
     /** The endpoint that reaches rank {@code rank} (another rank than this one), directed at it. */
@@ -78,6 +112,336 @@ public final class RankEndpoint implements AutoCloseable {
         return distinct;
     }
 
+    Thread thread() {
+        return thread;
+    }
+
+    /** Whether an operation of this thread named window {@code id} since its endpoints were last quiet. */
+    boolean touched(int id) {
+        return (touched.get(id >>> 6) & (1L << id)) != 0;
+    }
+
+    // ---- windows -------------------------------------------------------------------------------
+
+    /**
+     * RDMA write {@code length} bytes at {@code sourceOffset} of this rank's part of {@code source}
+     * into rank {@code rank}'s part of {@code target} at {@code targetOffset}. Any length: above the
+     * largest single request (1 GiB) the put is split, and a split
+     * put waits through back-pressure between its pieces instead of returning it.
+     */
+    public int put(int rank, Window target, long targetOffset, Window source, long sourceOffset, long length) {
+        return transfer("put", Opcode.RDMA_WRITE, rank, target, targetOffset, source, sourceOffset, length);
+    }
+
+    /**
+     * RDMA read {@code length} bytes at {@code sourceOffset} of rank {@code rank}'s part of
+     * {@code source} into this rank's part of {@code destination} at {@code destinationOffset};
+     * the bytes are there once a flush to {@code rank} returned true. Any length, as {@link #put}.
+     */
+    public int get(int rank, Window source, long sourceOffset, Window destination, long destinationOffset, long length) {
+        return transfer("get", Opcode.RDMA_READ, rank, source, sourceOffset, destination, destinationOffset, length);
+    }
+
+    /**
+     * A put whose arrival the target can wait for: one RDMA write with immediate data carrying
+     * {@code value}, which consumes a receive of the endpoint it reaches on rank {@code rank} (the
+     * endpoint with this one's {@link #index()}, or one of the endpoints sharing its QP) and shows
+     * there through {@link #pollNotification}. When the target sees the notification, this put's
+     * bytes are in place; puts before it to the same rank are too on in-order (RC) devices, not on
+     * EFA, whose SRD delivers out of order. At most 1 GiB (one
+     * request). Needs a device with RDMA write with immediate.
+     */
+    public int putNotify(int rank, Window target, long targetOffset, Window source, long sourceOffset, int length,
+                         int value) {
+        if (!writeImm) {
+            throw new IllegalStateException("putNotify: the device has no RDMA write with immediate (nothing posted)");
+        }
+        Endpoint e = to(rank);
+        e.checkOwnerFor("putNotify");
+        target.checkRange("putNotify", rank, targetOffset, length);
+        source.checkRange("putNotify", me, sourceOffset, length);
+        if (length > maxChunk) {
+            throw new IllegalArgumentException("putNotify: length " + length + " is above one request's "
+                    + maxChunk + " bytes (nothing posted)");
+        }
+        touch(target, "putNotify");
+        touch(source, "putNotify");
+        return e.stageWindow(Opcode.RDMA_WRITE_WITH_IMM, source.localAddress + sourceOffset, length,
+                source.lkey[lkeyBase[rank] + qpOf[rank]], target.address[rank] + targetOffset,
+                target.rkey[rank * target.qps + qpOf[rank]], value);
+    }
+
+    private int transfer(String name, Opcode op, int rank, Window remote, long remoteOffset, Window local,
+                         long localOffset, long length) {
+        Endpoint e = to(rank);
+        e.checkOwnerFor(name);
+        remote.checkRange(name, rank, remoteOffset, length);
+        local.checkRange(name, me, localOffset, length);
+        touch(remote, name);
+        touch(local, name);
+        if (length == 0) {
+            return Endpoint.OK;
+        }
+        int k = qpOf[rank];
+        int lk = local.lkey[lkeyBase[rank] + k];
+        int rk = remote.rkey[rank * remote.qps + k];
+        long laddr = local.localAddress + localOffset;
+        long raddr = remote.address[rank] + remoteOffset;
+        if (length <= maxChunk) {
+            return e.stageWindow(op, laddr, (int) length, lk, raddr, rk, 0);
+        }
+        for (long done = 0; done < length; ) {
+            int n = (int) Math.min(maxChunk, length - done);
+            int rc;
+            while ((rc = e.stageWindow(op, laddr + done, n, lk, raddr + done, rk, 0)) == Endpoint.BACK_PRESSURED) {
+                e.progressKeepingReceives();
+                Thread.onSpinWait();
+            }
+            if (rc != Endpoint.OK) {
+                return rc;
+            }
+            done += n;
+        }
+        return Endpoint.OK;
+    }
+
+    /**
+     * 64-bit fetch-and-add on the 8-byte aligned word at {@code offset} of rank {@code rank}'s part
+     * of {@code target}: the word's value before the add lands at {@code resultOffset} of this
+     * rank's part of {@code result} (host byte order) once a flush to {@code rank} returned true.
+     * Atomic against every other atomic on the same word, from any rank, thread or process, and
+     * against nothing else: a put, a get or a CPU store to the word may interleave with it (the verbs
+     * rule). Devices without RDMA atomics (EFA: {@code atomic_cap} NONE) refuse it.
+     */
+    public int fetchAdd(int rank, Window target, long offset, long addend, Window result, long resultOffset) {
+        Endpoint e = atomicTarget("fetchAdd", rank, target, offset);
+        result.checkRange("fetchAdd result", me, resultOffset, 8);
+        touch(target, "fetchAdd");
+        touch(result, "fetchAdd");
+        int k = qpOf[rank];
+        return e.stageAtomic(Opcode.ATOMIC_FETCH_AND_ADD, result.localAddress + resultOffset, result.lkey[lkeyBase[rank] + k],
+                target.address[rank] + offset, target.rkey[rank * target.qps + k], addend, 0);
+    }
+
+    /**
+     * 64-bit compare-and-swap: the word at {@code offset} becomes {@code desired} if it held
+     * {@code expected}; its previous value lands at {@code resultOffset} of {@code result} (equal to
+     * {@code expected} when the swap happened). Atomicity, alignment and devices as {@link #fetchAdd}.
+     */
+    public int compareAndSwap(int rank, Window target, long offset, long expected, long desired, Window result,
+                              long resultOffset) {
+        Endpoint e = atomicTarget("compareAndSwap", rank, target, offset);
+        result.checkRange("compareAndSwap result", me, resultOffset, 8);
+        touch(target, "compareAndSwap");
+        touch(result, "compareAndSwap");
+        int k = qpOf[rank];
+        return e.stageAtomic(Opcode.ATOMIC_CMP_AND_SWP, result.localAddress + resultOffset, result.lkey[lkeyBase[rank] + k],
+                target.address[rank] + offset, target.rkey[rank * target.qps + k], expected, desired);
+    }
+
+    /**
+     * Non-fetching 64-bit add ({@code shmem_atomic_add}): a fetch-and-add whose result goes to this
+     * thread's scratch word, so nothing to read; complete after a flush. As {@link #fetchAdd} otherwise.
+     */
+    public int add(int rank, Window target, long offset, long addend) {
+        Endpoint e = atomicTarget("add", rank, target, offset);
+        touch(target, "add");
+        int k = qpOf[rank];
+        return e.stageAtomic(Opcode.ATOMIC_FETCH_AND_ADD, scratch, scratchLkey[lkeyBase[rank] + k],
+                target.address[rank] + offset, target.rkey[rank * target.qps + k], addend, 0);
+    }
+
+    /**
+     * 64-bit swap, atomic against the other atomics on the word: verbs has no swap, so this is a
+     * compare-and-swap loop (read the word with a fetch-and-add of 0, then compare-and-swap until
+     * the word held what was read), and it blocks: it flushes to {@code rank} after each step and
+     * returns once the swap happened, with the previous value at {@code resultOffset} of
+     * {@code result}. Returns {@link Endpoint#OK}, the errno with which the device refused a step,
+     * or {@code EIO} when a step failed or did not complete in 60 s ({@link #firstErrorStatus(int)}).
+     */
+    public int swap(int rank, Window target, long offset, long value, Window result, long resultOffset) {
+        int rc = blocking(fetchAdd(rank, target, offset, 0, result, resultOffset), rank, target, offset, 0, 0, result,
+                resultOffset, false);
+        if (rc != Endpoint.OK) {
+            return rc;
+        }
+        long seen = result.local().get(ValueLayout.JAVA_LONG, resultOffset);
+        for (;;) {
+            rc = blocking(compareAndSwap(rank, target, offset, seen, value, result, resultOffset), rank, target, offset,
+                    seen, value, result, resultOffset, true);
+            if (rc != Endpoint.OK) {
+                return rc;
+            }
+            long now = result.local().get(ValueLayout.JAVA_LONG, resultOffset);
+            if (now == seen) {
+                return Endpoint.OK;
+            }
+            seen = now;
+        }
+    }
+
+    /** Retry {@code rc}'s operation through back-pressure, then flush to {@code rank}. */
+    private int blocking(int rc, int rank, Window target, long offset, long expected, long desired, Window result,
+                         long resultOffset, boolean cas) {
+        while (rc == Endpoint.BACK_PRESSURED) {
+            to(rank).progressKeepingReceives();
+            rc = cas ? compareAndSwap(rank, target, offset, expected, desired, result, resultOffset)
+                    : fetchAdd(rank, target, offset, 0, result, resultOffset);
+        }
+        if (rc != Endpoint.OK) {
+            return rc;
+        }
+        return flush(rank) ? Endpoint.OK : Errno.EIO;
+    }
+
+    private Endpoint atomicTarget(String op, int rank, Window target, long offset) {
+        Endpoint e = to(rank);
+        e.checkOwnerFor(op);
+        if (!atomics) {
+            throw new UnsupportedOperationException(op + ": the device has no RDMA atomics (atomic_cap NONE; EFA has "
+                    + "none) and windows do not emulate them (nothing posted)");
+        }
+        target.checkRange(op, rank, offset, 8);
+        if (((target.address[rank] + offset) & 7) != 0) {
+            throw new IllegalArgumentException(op + ": offset " + offset + " of window " + target.id + " of rank " + rank
+                    + " is not 8-byte aligned (address 0x" + Long.toHexString(target.address[rank] + offset)
+                    + "; a 64-bit atomic needs an aligned word; nothing posted)");
+        }
+        return e;
+    }
+
+    /**
+     * Note that an operation names window {@code w} (a volatile write the first time since the last
+     * quiet flush), then check that it is open: a closing thread marks it closed first and reads
+     * the marks after, so either it sees this operation or this operation sees it closed.
+     */
+    private void touch(Window w, String op) {
+        int id = w.id;
+        int word = id >>> 6;
+        long bit = 1L << id;
+        boolean fresh = (touchedHere[word] & bit) == 0;
+        if (fresh) {
+            touchedHere[word] |= bit;
+            touched.set(word, touchedHere[word]);
+            anyTouched = true;
+        }
+        if (!w.isOpen()) {
+            if (fresh) {
+                touchedHere[word] &= ~bit;
+                touched.set(word, touchedHere[word]);
+            }
+            w.checkOpen(op);
+        }
+    }
+
+    /**
+     * Operations to rank {@code rank} not complete yet (on connectionless devices, where one
+     * endpoint reaches every rank, to any rank): 0 means everything posted to it completed.
+     * Progresses nothing.
+     */
+    public long pending(int rank) {
+        Endpoint e = to(rank);
+        return e.outstanding() + e.staged();
+    }
+
+    /**
+     * Post what is staged and wait until every operation to rank {@code rank} is complete at the
+     * target ({@code MPI_Win_flush}). On connectionless devices (EFA), where one endpoint reaches
+     * every rank, this waits for the operations to every rank. Returns true when all completed and
+     * none of this endpoint's operations ever failed; false when one failed (see
+     * {@link #firstErrorStatus(int)}) or 60 s passed. Notifications that arrive meanwhile are kept
+     * for {@link #pollNotification}.
+     */
+    public boolean flush(int rank) {
+        return flush(rank, 60_000_000_000L);
+    }
+
+    /** As {@link #flush(int)}, giving up after {@code timeoutNanos}. */
+    public boolean flush(int rank, long timeoutNanos) {
+        Endpoint e = to(rank);
+        e.checkOwnerFor("flush");
+        boolean ok = quiet(e, System.nanoTime() + timeoutNanos);
+        clearTouchedIfQuiet();
+        return ok;
+    }
+
+    /** Flush to every rank ({@code shmem_quiet}): as {@link #flush(int)} for each. */
+    public boolean flush() {
+        return flush(60_000_000_000L);
+    }
+
+    /** As {@link #flush()}, giving up after {@code timeoutNanos}. */
+    public boolean flush(long timeoutNanos) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        boolean ok = true;
+        for (Endpoint e : distinct) {
+            e.checkOwnerFor("flush");
+            ok &= quiet(e, deadline);
+        }
+        clearTouchedIfQuiet();
+        return ok;
+    }
+
+    private static boolean quiet(Endpoint e, long deadline) {
+        int rc;
+        while ((rc = e.flush()) == Endpoint.BACK_PRESSURED) {
+            e.progressKeepingReceives();
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+        }
+        while (e.outstanding() > 0) {
+            e.progressKeepingReceives();
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            Thread.onSpinWait();
+        }
+        return rc == Endpoint.OK && e.firstErrorStatus() == 0 && e.rejected() == 0;
+    }
+
+    private void clearTouchedIfQuiet() {
+        if (!anyTouched) {
+            return;
+        }
+        for (Endpoint e : distinct) {
+            if (e.outstanding() != 0 || e.staged() != 0) {
+                return;
+            }
+        }
+        for (int w = 0; w < touchedHere.length; w++) {
+            if (touchedHere[w] != 0) {
+                touchedHere[w] = 0;
+                touched.set(w, 0);
+            }
+        }
+        anyTouched = false;
+    }
+
+    /** The first error status of the endpoint that reaches {@code rank} ({@link Endpoint#firstErrorStatus()}). */
+    public int firstErrorStatus(int rank) {
+        return to(rank).firstErrorStatus();
+    }
+
+    /**
+     * Take the next notification that arrived on this thread's endpoints ({@link #putNotify} of a
+     * peer) into {@code out}, and give its receive back to the device; false when none is waiting.
+     * Completions of this thread's own {@link Endpoint} sends and writes met on the way are
+     * dropped (their errors remembered): a thread that waits for notifications this way leaves
+     * completion tracking to {@link #flush}. Does not allocate.
+     */
+    public boolean pollNotification(Notification out) {
+        for (int i = 0; i < distinct.length; i++) {
+            Endpoint e = distinct[next];
+            next = next + 1 == distinct.length ? 0 : next + 1;
+            e.checkOwnerFor("pollNotification");
+            if (e.pollReceive(out)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Give this thread's endpoints back to the world (call it from the thread that acquired them,
      * with nothing outstanding); {@code try (RankEndpoint ep = world.acquire()) {...}} does it.
@@ -88,6 +452,7 @@ public final class RankEndpoint implements AutoCloseable {
         if (!released) {
             owner.release(this);
             released = true;
+            clearTouchedIfQuiet();
         }
     }
 }

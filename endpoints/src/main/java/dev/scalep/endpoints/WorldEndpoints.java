@@ -2,9 +2,13 @@ package dev.scalep.endpoints;
 
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
+import dev.scalep.verbs.Access;
 import dev.scalep.verbs.Device;
+import dev.scalep.verbs.MemoryRegion;
+import dev.scalep.verbs.ProtectionDomain;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.ResourceUsage;
+import dev.scalep.verbs.VerbsException;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -12,7 +16,11 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 
@@ -37,21 +45,49 @@ import java.util.List;
  * After every rank has connected, the world's barrier runs, so no rank sends before all receives
  * are posted. {@link #close()} takes a barrier first too, so no rank tears down what another still
  * writes to.
+ *
+ * <p><b>Windows</b> ({@link Window}): {@link #allocateWindow(long)} and {@link #exposeWindow(MemorySegment)}
+ * make memory every rank reaches with {@link RankEndpoint}'s one-sided operations; several windows
+ * may be open at once (up to {@value #MAX_WINDOWS}). Both are collective: every rank calls them in
+ * the same order, and a rank's failure (memory the device cannot expose) fails the call on every
+ * rank. {@link #allocate(long)} gives memory that {@link #exposeWindow} takes on every device.
  */
 public final class WorldEndpoints implements AutoCloseable {
+    /** Windows open at once in one world. */
+    public static final int MAX_WINDOWS = 256;
+    /** The largest single request a window operation posts (longer puts and gets are split). */
+    static final int MAX_CHUNK = 1 << 30;
+    private static final byte WINDOW_OK = 1;
+    private static final byte WINDOW_FAILED = 0;
+
     private final World world;
     private final QpType qpType;
     private final int threads;
+    private final Device device;
+    private final Window[] windows = new Window[MAX_WINDOWS];
+    private final RankEndpoint[] leased;
+    private int windowSequence;
+    /** The largest request of a put or get (tests lower it to split small transfers). */
+    int maxChunk = MAX_CHUNK;
+    /** Owner of {@link #allocate}'d memory: a PD of the first context, or an arena with no managers. */
+    private ProtectionDomain memoryPd;
+    private Arena memoryArena;
+    /** 64 bytes per thread for the results nobody reads (a non-fetching add), registered on every PD. */
+    private MemorySegment scratch;
+    private int[] scratchLkey = new int[0];
+    private final List<MemoryRegion> scratchMrs = new ArrayList<>();
     /** RC: manager reaching rank r at index r (null for this rank); connectionless: one shared manager. */
     private final EndpointManager[] byRank;
     private final List<EndpointManager> managers = new ArrayList<>();
     private final boolean[] taken;
     private boolean closed;
 
-    private WorldEndpoints(World world, QpType qpType, int threads) {
+    private WorldEndpoints(World world, QpType qpType, int threads, Device device) {
         this.world = world;
         this.qpType = qpType;
         this.threads = threads;
+        this.device = device;
+        this.leased = new RankEndpoint[threads];
         this.byRank = new EndpointManager[world.size()];
         this.taken = new boolean[threads];
     }
@@ -62,7 +98,7 @@ public final class WorldEndpoints implements AutoCloseable {
      */
     public static WorldEndpoints open(World world, Device device, SharingConfig cfg, int threads, EndpointOptions opts) {
         QpType type = device.capabilities().qpTypes().contains(QpType.RC) ? QpType.RC : QpType.SRD;
-        WorldEndpoints w = new WorldEndpoints(world, type, threads);
+        WorldEndpoints w = new WorldEndpoints(world, type, threads, device);
         int p = world.size();
         int me = world.rank();
         try {
@@ -97,8 +133,14 @@ public final class WorldEndpoints implements AutoCloseable {
                     }
                 }
             }
+            if (!w.managers.isEmpty()) {
+                w.scratch = w.allocate(64L * threads);
+                w.scratchLkey = new int[w.managers.size() * w.qpsPerPeer()];
+                w.registerEverywhere(w.scratch, Access.LOCAL_WRITE, w.scratchMrs, w.scratchLkey, null);
+            }
             world.barrier();
         } catch (RuntimeException | Error e) {
+            release(w.scratchMrs, w.memoryPd);
             w.closeManagers();
             throw e;
         }
@@ -171,7 +213,15 @@ public final class WorldEndpoints implements AutoCloseable {
                 }
             }
         }
-        return new RankEndpoint(this, t, eps, qpType.connectionless(), world.rank());
+        int[] ordinal = new int[eps.length];
+        for (int r = 0; r < eps.length; r++) {
+            ordinal[r] = eps[r] == null ? 0 : managers.indexOf(eps[r].manager());
+        }
+        RankEndpoint re = new RankEndpoint(this, t, eps, qpType.connectionless(), world.rank(), ordinal, qpsPerPeer(),
+                maxChunk, device.capabilities().writeWithImm(), scratch == null ? 0 : scratch.address() + 64L * t,
+                scratchLkey);
+        leased[t] = re;
+        return re;
     }
 
     synchronized void release(RankEndpoint e) {
@@ -179,6 +229,294 @@ public final class WorldEndpoints implements AutoCloseable {
             ep.manager().release(ep);
         }
         taken[e.index()] = false;
+        leased[e.index()] = null;
+    }
+
+    // ---- windows -------------------------------------------------------------------------------
+
+    /**
+     * Memory of {@code bytes} bytes (page aligned, zeroed) that {@link #exposeWindow} takes on every
+     * device: on the simulator, shared memory that the simulated NIC of another process can map;
+     * on real devices, native memory. Owned by these endpoints: freed by {@link #close()}.
+     */
+    public synchronized MemorySegment allocate(long bytes) {
+        checkOpen();
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("allocate: " + bytes + " bytes; give a positive size");
+        }
+        if (managers.isEmpty()) {
+            if (memoryArena == null) {
+                memoryArena = Arena.ofShared();
+            }
+            return memoryArena.allocate(bytes, 4096);
+        }
+        if (memoryPd == null) {
+            memoryPd = managers.get(0).contexts.get(0).allocPd();
+        }
+        return memoryPd.allocate(bytes, 4096);
+    }
+
+    /**
+     * Collective: a window of {@code bytes} bytes on every rank (the same size everywhere; a rank
+     * that asks for another size fails the call on every rank), allocated and zeroed by the runtime
+     * and freed when the window closes.
+     */
+    public Window allocateWindow(long bytes) {
+        checkOpen();
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("allocateWindow: " + bytes + " bytes; give a positive size");
+        }
+        ProtectionDomain pd = null;
+        MemorySegment mem;
+        synchronized (this) {
+            if (managers.isEmpty()) {
+                if (memoryArena == null) {
+                    memoryArena = Arena.ofShared();
+                }
+                mem = memoryArena.allocate(bytes, 4096);
+            } else {
+                pd = managers.get(0).contexts.get(0).allocPd();
+                try {
+                    mem = pd.allocate(bytes, 4096);
+                } catch (RuntimeException e) {
+                    pd.close();
+                    throw e;
+                }
+            }
+        }
+        return createWindow(mem, pd, true);
+    }
+
+    /**
+     * Collective: expose {@code segment} of every rank as a window (sizes may differ from rank to
+     * rank). On a real device any native memory; on the simulator, which spans the processes of a
+     * machine, only memory another process can map: from {@link #allocate(long)} (anything else is
+     * refused on every rank, naming the rank and how to get such memory). The application keeps
+     * the memory alive until the window is closed.
+     */
+    public Window exposeWindow(MemorySegment segment) {
+        checkOpen();
+        if (segment == null || !segment.isNative() || segment.byteSize() == 0) {
+            throw new IllegalArgumentException("exposeWindow: a window needs a non-empty native segment, got " + segment);
+        }
+        return createWindow(segment, null, false);
+    }
+
+    private synchronized void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("world endpoints are closed");
+        }
+    }
+
+    private Window createWindow(MemorySegment mem, ProtectionDomain memoryPd, boolean symmetric) {
+        int p = world.size();
+        int me = world.rank();
+        int id;
+        int seq;
+        synchronized (this) {
+            id = 0;
+            while (id < MAX_WINDOWS && windows[id] != null) {
+                id++;
+            }
+            seq = windowSequence++;
+        }
+        List<MemoryRegion> mrs = new ArrayList<>();
+        int qps = qpsPerPeer();
+        int[] lkey = new int[managers.size() * qps];
+        byte[] mine;
+        WindowHandle handle = null;
+        try {
+            if (id == MAX_WINDOWS) {
+                throw new IllegalStateException("rank " + me + " has " + MAX_WINDOWS + " windows open; close one first");
+            }
+            int sources = qpType.connectionless() ? 1 : p;
+            int[] rkeys = new int[sources * qps];
+            registerEverywhere(mem, Access.ALL_RDMA | (atomics() ? Access.REMOTE_ATOMIC : 0), mrs, lkey, rkeys);
+            handle = new WindowHandle(id, seq, mem.address(), mem.byteSize(), p > 1 ? sources : 0, p > 1 ? qps : 0,
+                    p > 1 ? rkeys : new int[0]);
+            byte[] h = handle.toBytes();
+            mine = new byte[h.length + 1];
+            mine[0] = WINDOW_OK;
+            System.arraycopy(h, 0, mine, 1, h.length);
+        } catch (RuntimeException e) {
+            byte[] msg = ("rank " + me + ": " + e.getMessage()).getBytes(StandardCharsets.UTF_8);
+            mine = new byte[msg.length + 1];
+            mine[0] = WINDOW_FAILED;
+            System.arraycopy(msg, 0, mine, 1, msg.length);
+        }
+        byte[][] all;
+        try {
+            all = world.allgather(mine);
+        } catch (RuntimeException e) {
+            release(mrs, memoryPd);
+            throw e;
+        }
+        StringBuilder failed = new StringBuilder();
+        WindowHandle[] handles = new WindowHandle[p];
+        for (int r = 0; r < p; r++) {
+            if (all[r].length == 0 || all[r][0] != WINDOW_OK) {
+                failed.append(failed.isEmpty() ? "" : "; ")
+                        .append(new String(all[r], 1, Math.max(0, all[r].length - 1), StandardCharsets.UTF_8));
+                continue;
+            }
+            try {
+                handles[r] = WindowHandle.fromBytes(Arrays.copyOfRange(all[r], 1, all[r].length));
+            } catch (IllegalArgumentException e) {
+                failed.append(failed.isEmpty() ? "" : "; ").append("rank ").append(r).append(": ").append(e.getMessage());
+                continue;
+            }
+            if (handles[r].window() != id || handles[r].sequence() != seq) {
+                failed.append(failed.isEmpty() ? "" : "; ").append("rank ").append(r).append(" made window ")
+                        .append(handles[r].window()).append(" (#").append(handles[r].sequence()).append("), rank ")
+                        .append(me).append(" window ").append(id).append(" (#").append(seq)
+                        .append("): every rank creates and closes its windows in the same order");
+            } else if (symmetric && handles[r].length() != mem.byteSize()) {
+                failed.append(failed.isEmpty() ? "" : "; ").append("rank ").append(r).append(" allocated ")
+                        .append(handles[r].length()).append(" bytes, rank ").append(me).append(" ").append(mem.byteSize())
+                        .append(": allocateWindow takes the same size on every rank");
+            }
+        }
+        if (!failed.isEmpty()) {
+            release(mrs, memoryPd);
+            throw new IllegalArgumentException("window not created on any rank: " + failed);
+        }
+        int[] rkey = new int[p * qps];
+        for (int r = 0; r < p; r++) {
+            if (r != me) {
+                int row = qpType.connectionless() ? 0 : me;
+                for (int k = 0; k < qps; k++) {
+                    rkey[r * qps + k] = handles[r].rkey(row, k);
+                }
+            }
+        }
+        Window w = new Window(this, id, seq, mem, handles, rkey, lkey, qps, mrs, memoryPd);
+        synchronized (this) {
+            windows[id] = w;
+        }
+        return w;
+    }
+
+    /**
+     * Register {@code mem} on every PD of every manager: {@code lkey[o * qps + k]} is the key of
+     * manager {@code o}'s QP {@code k}'s PD, {@code rkeys[row * qps + k]} (row: the rank the manager
+     * reaches on RC, 0 on connectionless devices) its rkey; null {@code rkeys} for local use only.
+     */
+    private void registerEverywhere(MemorySegment mem, int access, List<MemoryRegion> mrs, int[] lkey, int[] rkeys) {
+        int qps = qpsPerPeer();
+        for (int o = 0; o < managers.size(); o++) {
+            EndpointManager m = managers.get(o);
+            MemoryRegion[] byPd = new MemoryRegion[m.pds.size()];
+            for (int i = 0; i < byPd.length; i++) {
+                byPd[i] = register(m.pds.get(i), mem, access);
+                mrs.add(byPd[i]);
+            }
+            int row = qpType.connectionless() ? 0 : rankOf(m);
+            for (int k = 0; k < qps; k++) {
+                MemoryRegion mr = byPd[m.plan().place(m.plan().firstOfQp(k)).pd()];
+                lkey[o * qps + k] = mr.lkey();
+                if (rkeys != null) {
+                    rkeys[row * qps + k] = mr.rkey();
+                }
+            }
+        }
+    }
+
+    /** Whether the device executes RDMA atomics (remote atomic access is asked for only there). */
+    boolean atomics() {
+        return device.capabilities().atomicCap().supported();
+    }
+
+    /** The rank an RC manager reaches. */
+    private int rankOf(EndpointManager m) {
+        for (int r = 0; r < byRank.length; r++) {
+            if (byRank[r] == m) {
+                return r;
+            }
+        }
+        throw new IllegalStateException("manager of no rank");
+    }
+
+    private MemoryRegion register(ProtectionDomain pd, MemorySegment mem, int access) {
+        try {
+            return pd.register(mem, access);
+        } catch (VerbsException e) {
+            if (device.name().startsWith("sim:")) {
+                throw new IllegalArgumentException("exposeWindow: " + device.name() + " spans the processes of this "
+                        + "machine and reaches only memory another process can map: take it from WorldEndpoints.allocate"
+                        + "(bytes) or let allocateWindow(bytes) allocate the window (" + e.getMessage() + ")", e);
+            }
+            throw e;
+        }
+    }
+
+    private static void release(List<MemoryRegion> mrs, ProtectionDomain memoryPd) {
+        for (MemoryRegion mr : mrs) {
+            mr.close();
+        }
+        if (memoryPd != null) {
+            memoryPd.close();
+        }
+    }
+
+    /** {@link Window#close(long)}: refuse new operations, wait for this rank's, agree, deregister. */
+    void closeWindow(Window w, long timeoutNanos) {
+        synchronized (this) {
+            if (w.freed) {
+                return;
+            }
+        }
+        w.markClosed();
+        long deadline = System.nanoTime() + timeoutNanos;
+        String busy = null;
+        for (int t = 0; t < threads; t++) {
+            RankEndpoint re;
+            synchronized (this) {
+                re = leased[t];
+            }
+            if (re == null) {
+                continue;
+            }
+            if (re.touched(w.id) && re.thread() == Thread.currentThread()) {
+                re.flush(Math.max(0, deadline - System.nanoTime()));
+            }
+            while (re.touched(w.id) && System.nanoTime() - deadline < 0) {
+                Thread.onSpinWait();
+                Thread.yield();
+            }
+            if (re.touched(w.id)) {
+                busy = (busy == null ? "" : busy + ", ") + "endpoint " + t + " (thread '" + re.thread().getName() + "')";
+            }
+        }
+        byte[] mine = busy == null ? new byte[]{WINDOW_OK} : ("rank " + world.rank() + ": " + busy
+                + " has operations on it in flight; flush() them").getBytes(StandardCharsets.UTF_8);
+        if (busy != null) {
+            byte[] m = new byte[mine.length + 1];
+            System.arraycopy(mine, 0, m, 1, mine.length);
+            m[0] = WINDOW_FAILED;
+            mine = m;
+        }
+        byte[][] all = world.allgather(mine);
+        StringBuilder failed = new StringBuilder();
+        for (byte[] b : all) {
+            if (b.length == 0 || b[0] != WINDOW_OK) {
+                failed.append(failed.isEmpty() ? "" : "; ").append(new String(b, 1, Math.max(0, b.length - 1),
+                        StandardCharsets.UTF_8));
+            }
+        }
+        if (!failed.isEmpty()) {
+            throw new IllegalStateException("window " + w.id + " not closed (still registered, refusing new operations; "
+                    + "close it again): " + failed);
+        }
+        freeWindow(w);
+    }
+
+    private synchronized void freeWindow(Window w) {
+        if (w.freed) {
+            return;
+        }
+        w.freed = true;
+        windows[w.id] = null;
+        release(w.mrs, w.memoryPd);
     }
 
     public World world() {
@@ -224,7 +562,20 @@ public final class WorldEndpoints implements AutoCloseable {
         try {
             world.barrier();
         } finally {
-            closeManagers();
+            try {
+                for (Window w : windows) {
+                    if (w != null) {
+                        w.markClosed();
+                        freeWindow(w);
+                    }
+                }
+                release(scratchMrs, memoryPd);
+            } finally {
+                if (memoryArena != null) {
+                    memoryArena.close();
+                }
+                closeManagers();
+            }
         }
     }
 

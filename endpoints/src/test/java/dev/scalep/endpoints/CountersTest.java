@@ -95,10 +95,22 @@ class CountersTest {
         return out;
     }
 
+    /** The file's sum of one counter over every QP, open and closed (what {@code scalep stat} totals). */
+    private static long qpTotal(String name) throws Exception {
+        long sum = 0;
+        for (CountersFile.Counter c : CountersFile.read(Counters.path()).counters()) {
+            if (c.typeId() == Counters.TYPE_QP && c.name().equals(name)) {
+                sum += c.value();
+            }
+        }
+        return sum;
+    }
+
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"sim:mlx5", "sim:efa"})
     void aPerThreadQpCountsEachPostAndCompletion(String dev) throws Exception {
         Device d = Devices.byName(dev);
+        long totalBefore;
         try (EndpointManager a = EndpointManager.open(d, SharingConfig.parse("static"), 1, OPTS);
              EndpointManager b = EndpointManager.open(d, SharingConfig.parse("static"), 1, OPTS)) {
             a.connect(b);
@@ -130,7 +142,12 @@ class CountersTest {
             String qp = a.paths.get(0).counters().group().object() + " ";
             assertEquals(N / K, file.get(qp + "doorbells"));
             assertEquals(N, file.get(qp + "wrs"));
+            totalBefore = qpTotal("wrs");
         }
+        // closed objects' counts move into the file's closed.qp total: the process's total does not go back
+        assertTrue(qpTotal("wrs") >= totalBefore, "the total of WRs went back when the managers closed");
+        assertTrue(CountersFile.read(Counters.path()).counters().stream()
+                .anyMatch(c -> c.label().equals("closed.qp wrs") && c.value() >= N));
     }
 
     @ParameterizedTest(name = "{0}")

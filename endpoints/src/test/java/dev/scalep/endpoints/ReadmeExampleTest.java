@@ -45,9 +45,14 @@ class ReadmeExampleTest {
     private static final String NATIVE_ACCESS = "dev.scalep.verbs,dev.scalep.spmd";
 
     static String example() throws Exception {
+        return example("## Using it as a library");
+    }
+
+    /** The first java block after the README heading {@code heading}. */
+    static String example(String heading) throws Exception {
         String readme = Files.readString(Path.of("..", "README.md"));
-        int section = readme.indexOf("## Using it as a library");
-        assertTrue(section >= 0, "README has a library section");
+        int section = readme.indexOf(heading);
+        assertTrue(section >= 0, "README has a section " + heading);
         int start = readme.indexOf("```java\n", section);
         int end = readme.indexOf("```", start + 7);
         assertTrue(start > 0 && end > start, "the section has a java block");
@@ -105,6 +110,42 @@ class ReadmeExampleTest {
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), printed);
         assertEquals(0, p.exitValue(), printed);
         assertEquals(EXPECTED, printed.strip());
+    }
+
+    /**
+     * The README's windows-and-atomics example, as an application module that reads only the
+     * exported API, in a fresh JVM: two ranks (threads, LocalWorld) add, put and fetch-and-add into
+     * each other's window, and each finds the other's operations in its words.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void theWindowsExampleRunsAsAModuleOnTheExportedApi(@TempDir Path tmp) throws Exception {
+        String code = example("## Windows and atomics");
+        assertTrue(code.contains("public class WindowsExample"), code);
+        String modulePath = libraryModulePath();
+        Path srcDir = Files.createDirectories(tmp.resolve("src/example"));
+        Path src = Files.writeString(srcDir.resolve("WindowsExample.java"), "package example;\n\n" + code);
+        Path info = tmp.resolve("src/module-info.java");
+        try (InputStream in = getClass().getResourceAsStream("/readme-example/module-info.java")) {
+            assertNotNull(in, "the example's module-info.java is a test resource");
+            Files.write(info, in.readAllBytes());
+        }
+        Path classes = tmp.resolve("classes");
+        assertEquals("", javac("-d", classes.toString(), "--module-path", modulePath, "-cp", emptyDir(tmp), info.toString(),
+                src.toString()));
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Process p = new ProcessBuilder(java.toString(),
+                "--module-path", modulePath + File.pathSeparator + classes,
+                "--enable-native-access=" + NATIVE_ACCESS, "--illegal-native-access=deny",
+                "--sun-misc-unsafe-memory-access=allow",
+                "-m", "example/example.WindowsExample")
+                .redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String printed = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), printed);
+        assertEquals(0, p.exitValue(), printed);
+        assertEquals("rank 0: word 0 = 1000, word 1 = 43, word 2 = 5, fetched 0\n"
+                + "rank 1: word 0 = 1000, word 1 = 42, word 2 = 5, fetched 0", printed.strip());
     }
 
     @Test

@@ -61,6 +61,7 @@ public final class Bootstrap {
             default -> null;
         };
         if (w == null) {
+            Counters.describe(0, 1);
             return new SingletonWorld();
         }
         w.chosen = c.why();

@@ -7,13 +7,15 @@ import org.agrona.concurrent.status.AtomicCounter;
  * {@link AtomicCounter} labelled {@code "<object> <name>"}. {@link #close} frees them.
  */
 public final class CounterGroup implements AutoCloseable {
+    private final int typeId;
     private final String object;
     private final String[] names;
     private final AtomicCounter[] counters;
     private final CountersFile file;
     private boolean closed;
 
-    CounterGroup(String object, String[] names, AtomicCounter[] counters, CountersFile file) {
+    CounterGroup(int typeId, String object, String[] names, AtomicCounter[] counters, CountersFile file) {
+        this.typeId = typeId;
         this.object = object;
         this.names = names.clone();
         this.counters = counters;
@@ -36,6 +38,11 @@ public final class CounterGroup implements AutoCloseable {
 
     public int size() {
         return counters.length;
+    }
+
+    /** The Agrona type id of these counters ({@link Counters#TYPE_ENDPOINT}, ...). */
+    public int typeId() {
+        return typeId;
     }
 
     /** The object the counters describe, e.g. {@code m3.qp0}. */

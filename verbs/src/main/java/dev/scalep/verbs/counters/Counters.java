@@ -10,6 +10,8 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * The process's runtime counters: Agrona {@link AtomicCounter}s allocated by a
@@ -39,6 +41,7 @@ public final class Counters {
 
     private static final System.Logger LOG = System.getLogger(Counters.class.getName());
     private static CountersFile file;
+    private static final Map<String, AtomicCounter> CLOSED_TOTALS = new HashMap<>();
     private static boolean failed;
     private static int liveGroups;
     private static Thread leaseThread;
@@ -61,9 +64,9 @@ public final class Counters {
                 cs[i] = f.manager().newCounter(object + " " + names[i], typeId);
             }
             liveGroups++;
-            return new CounterGroup(object, names, cs, f);
+            return new CounterGroup(typeId, object, names, cs, f);
         }
-        return new CounterGroup(object, names, privateCounters(typeId, object, names), null);
+        return new CounterGroup(typeId, object, names, privateCounters(typeId, object, names), null);
     }
 
     private static AtomicCounter[] privateCounters(int typeId, String object, String... names) {
@@ -83,12 +86,38 @@ public final class Counters {
             return;
         }
         for (int i = 0; i < g.size(); i++) {
+            if (owner == file) {
+                closedTotal(g.typeId(), g.name(i)).getAndAddOrdered(g.value(i));
+            }
             g.counter(i).close(); // frees its record in the manager
         }
         liveGroups--;
         if (owner != file && liveGroups == 0) {
             owner.close(); // a file already deleted by closeFile(): unmap it once its last group is gone
         }
+    }
+
+    /**
+     * The file's counter that accumulates the final values of closed objects of a type and name
+     * ({@code closed.<ep|qp|cq> <name>}), so that a reader's totals over live and closed objects
+     * never go back when an object closes and rates stay meaningful while a program opens and
+     * closes endpoints. Created on first use; the caller holds the class lock.
+     */
+    private static AtomicCounter closedTotal(int typeId, String name) {
+        String key = typeId + " " + name;
+        AtomicCounter c = CLOSED_TOTALS.get(key);
+        if (c == null) {
+            String kind = switch (typeId) {
+                case TYPE_ENDPOINT -> "ep";
+                case TYPE_QP -> "qp";
+                case TYPE_CQ -> "cq";
+                default -> Integer.toString(typeId);
+            };
+            c = file.manager().available() > 0 ? file.manager().newCounter("closed." + kind + " " + name, typeId)
+                    : privateCounters(typeId, "closed." + kind, name)[0];
+            CLOSED_TOTALS.put(key, c);
+        }
+        return c;
     }
 
     /** This process's file, created on first use; null when counting is off or the file cannot be made. */
@@ -140,6 +169,7 @@ public final class Counters {
         }
         file = null;
         failed = false;
+        CLOSED_TOTALS.clear();
         stopLease();
         if (liveGroups == 0) {
             f.close();

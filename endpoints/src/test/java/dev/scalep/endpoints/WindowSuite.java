@@ -1,0 +1,555 @@
+package dev.scalep.endpoints;
+
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.spmd.World;
+import dev.scalep.verbs.Device;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.util.BitSet;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The behavioural suite of windows and one-sided operations, run by one rank of a world with
+ * {@code threads} threads: in one JVM by {@link WindowTest} (ranks are threads, {@code LocalWorld})
+ * and across processes by {@link WindowMain} under {@code mpirun}. Every check throws
+ * {@link AssertionError} with what differed; a rank's threads meet at a barrier whose action is the
+ * world's barrier, so "every thread of every rank got here" is one call.
+ */
+final class WindowSuite {
+    static final EndpointOptions OPTS = EndpointOptions.DEFAULTS.withDepths(64, 16).withBuffers(1024, 64);
+    /** Bytes each (source rank, thread) pair owns in a window. */
+    static final int CHUNK = 3000;
+
+    private final World world;
+    private final WorldEndpoints eps;
+    private final int threads;
+    private final CyclicBarrier rankBarrier;
+
+    WindowSuite(World world, WorldEndpoints eps, int threads) {
+        this.world = world;
+        this.eps = eps;
+        this.threads = threads;
+        this.rankBarrier = new CyclicBarrier(threads, world::barrier);
+    }
+
+    /** Every scenario on a fresh {@link WorldEndpoints} of this rank; returns the names of what ran. */
+    static List<String> runAll(World world, Device device, String level, int threads) throws Exception {
+        List<String> ran = new ArrayList<>();
+        try (WorldEndpoints eps = WorldEndpoints.open(world, device, SharingConfig.parse(level), threads, OPTS)) {
+            WindowSuite s = new WindowSuite(world, eps, threads);
+            s.putsAndGetsOfEveryThreadReachEveryRank();
+            ran.add("put-get");
+            s.longTransfersAreSplitAndArriveWhole();
+            ran.add("split");
+            s.notifiedPutsArriveWithTheirBytes();
+            ran.add("notify");
+            s.rangesAreCheckedAgainstTheTargetRanksPart();
+            ran.add("ranges");
+            s.closeWaitsForOperationsInFlightAndFailsWhileAnEndpointIsBusy();
+            ran.add("close");
+            s.exposedMemoryWorksAndUnreachableMemoryIsRefused(device);
+            ran.add("expose");
+            if (device.capabilities().atomicCap().supported()) {
+                s.concurrentAtomicsOnOneWordAreExact(200);
+                ran.add("atomics");
+                s.atomicsCheckAlignmentRangeAndState();
+                ran.add("atomic-errors");
+            } else {
+                s.atomicsAreRefusedWithoutDeviceAtomics();
+                ran.add("no-atomics");
+            }
+        }
+        return ran;
+    }
+
+    /** Run {@code body(t)} in {@code threads} threads, each with an acquired {@link RankEndpoint}; rethrow the first failure. */
+    void inThreads(ThreadBody body) throws Exception {
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int me = t;
+            ts.add(Thread.ofPlatform().name("rank" + world.rank() + "-t" + t).start(() -> {
+                try (RankEndpoint ep = eps.acquire()) {
+                    body.run(me, ep);
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                    rankBarrier.reset(); // wake the rank's other threads instead of leaving them waiting
+                }
+            }));
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        if (failure.get() != null) {
+            throw new AssertionError("rank " + world.rank() + ": " + failure.get(), failure.get());
+        }
+    }
+
+    interface ThreadBody {
+        void run(int thread, RankEndpoint ep) throws Exception;
+    }
+
+    /** Every thread of every rank at this point (the rank's threads, then the world). */
+    void sync() throws InterruptedException, BrokenBarrierException, TimeoutException {
+        rankBarrier.await(60, TimeUnit.SECONDS);
+    }
+
+    static byte pattern(int srcRank, int thread, int dstRank, int i) {
+        return (byte) (srcRank * 31 + thread * 7 + dstRank * 13 + i);
+    }
+
+    static void check(boolean ok, String what) {
+        if (!ok) {
+            throw new AssertionError(what);
+        }
+    }
+
+    /**
+     * Thread t of rank r puts CHUNK bytes into every other rank's window at slot (r, t), flushes,
+     * and after everyone's puts, every rank finds the bytes of every (rank, thread) in place; then
+     * each thread gets its own slot back from every rank into another window and compares.
+     */
+    void putsAndGetsOfEveryThreadReachEveryRank() throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        long size = (long) p * threads * CHUNK;
+        try (Window target = eps.allocateWindow(size);
+             Window source = eps.allocateWindow((long) threads * p * CHUNK);
+             Window back = eps.allocateWindow((long) threads * p * CHUNK)) {
+            check(target.size() == size && target.size(1 - Math.min(me, 1)) == size, "window sizes");
+            check(target.id() != source.id() && source.id() != back.id(), "distinct window ids");
+            inThreads((t, ep) -> {
+                for (int r = 0; r < p; r++) {
+                    if (r == me) {
+                        continue;
+                    }
+                    long src = ((long) t * p + r) * CHUNK;
+                    for (int i = 0; i < CHUNK; i++) {
+                        source.local().set(ValueLayout.JAVA_BYTE, src + i, pattern(me, t, r, i));
+                    }
+                    int rc;
+                    while ((rc = ep.put(r, target, ((long) me * threads + t) * CHUNK, source, src, CHUNK))
+                            == Endpoint.BACK_PRESSURED) {
+                        Thread.onSpinWait();
+                    }
+                    check(rc == Endpoint.OK, "put outcome " + Endpoint.outcomeName(rc));
+                }
+                check(ep.flush(), "flush after puts");
+                for (int r = 0; r < p; r++) {
+                    if (r != me) {
+                        check(ep.pending(r) == 0, "nothing pending to rank " + r + " after flush: " + ep.pending(r));
+                    }
+                }
+                sync();
+                for (int r = 0; r < p; r++) {
+                    if (r == me) {
+                        continue;
+                    }
+                    long at = ((long) r * threads + t) * CHUNK;
+                    for (int i = 0; i < CHUNK; i++) {
+                        byte got = target.local().get(ValueLayout.JAVA_BYTE, at + i);
+                        check(got == pattern(r, t, me, i), "rank " + me + " byte " + i + " from rank " + r + " thread " + t
+                                + ": " + got + ", expected " + pattern(r, t, me, i));
+                    }
+                }
+                sync();
+                for (int r = 0; r < p; r++) {
+                    if (r == me) {
+                        continue;
+                    }
+                    long dst = ((long) t * p + r) * CHUNK;
+                    int rc;
+                    while ((rc = ep.get(r, target, ((long) me * threads + t) * CHUNK, back, dst, CHUNK))
+                            == Endpoint.BACK_PRESSURED) {
+                        Thread.onSpinWait();
+                    }
+                    check(rc == Endpoint.OK, "get outcome " + Endpoint.outcomeName(rc));
+                    check(ep.flush(r), "flush(" + r + ") after get");
+                    for (int i = 0; i < CHUNK; i++) {
+                        byte got = back.local().get(ValueLayout.JAVA_BYTE, dst + i);
+                        check(got == pattern(me, t, r, i), "get from rank " + r + " byte " + i + ": " + got);
+                    }
+                }
+                sync();
+            });
+        }
+    }
+
+    /** With a 1000-byte largest request, a 10,007-byte put and get travel in 11 requests each and arrive whole. */
+    void longTransfersAreSplitAndArriveWhole() throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        int len = 10_007;
+        int saved = eps.maxChunk;
+        eps.maxChunk = 1000;
+        try (Window w = eps.allocateWindow((long) p * threads * len); Window mine = eps.allocateWindow((long) threads * len * 2)) {
+            inThreads((t, ep) -> {
+                int next = (me + 1) % p;
+                for (int i = 0; i < len; i++) {
+                    mine.local().set(ValueLayout.JAVA_BYTE, (long) t * len + i, pattern(me, t, next, i));
+                }
+                check(ep.put(next, w, ((long) me * threads + t) * len, mine, (long) t * len, len) == Endpoint.OK, "long put");
+                check(ep.flush(next), "flush long put");
+                sync();
+                int prev = (me + p - 1) % p;
+                for (int i = 0; i < len; i++) {
+                    check(w.local().get(ValueLayout.JAVA_BYTE, ((long) prev * threads + t) * len + i) == pattern(prev, t, me, i),
+                            "split put byte " + i);
+                }
+                long back = (long) (threads + t) * len;
+                check(ep.get(next, w, ((long) me * threads + t) * len, mine, back, len) == Endpoint.OK, "long get");
+                check(ep.flush(next), "flush long get");
+                for (int i = 0; i < len; i++) {
+                    check(mine.local().get(ValueLayout.JAVA_BYTE, back + i) == pattern(me, t, next, i), "split get byte " + i);
+                }
+                sync();
+            });
+        } finally {
+            eps.maxChunk = saved;
+        }
+    }
+
+    /**
+     * Each thread of each rank sends {@code N} notified puts to every other rank (value = source
+     * rank, thread and sequence); the target's threads together see each value exactly once, and
+     * the bytes of a put are in place when its notification is seen.
+     */
+    void notifiedPutsArriveWithTheirBytes() throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        int n = 40;
+        int expected = (p - 1) * threads * n;
+        AtomicInteger seen = new AtomicInteger();
+        boolean[] got = new boolean[p * threads * n];
+        try (Window w = eps.allocateWindow((long) p * threads * n * 8); Window src = eps.allocateWindow((long) threads * n * 8)) {
+            inThreads((t, ep) -> {
+                Notification note = new Notification();
+                for (int i = 0; i < n; i++) {
+                    int value = (me * threads + t) * n + i;
+                    src.local().set(ValueLayout.JAVA_LONG, ((long) t * n + i) * 8, 0x5ca1e000_00000000L | value);
+                    for (int r = 0; r < p; r++) {
+                        if (r == me) {
+                            continue;
+                        }
+                        int rc;
+                        while ((rc = ep.putNotify(r, w, (long) value * 8, src, ((long) t * n + i) * 8, 8, value))
+                                == Endpoint.BACK_PRESSURED) {
+                            drainNotes(ep, note, w, got, seen);
+                        }
+                        check(rc == Endpoint.OK, "putNotify outcome " + Endpoint.outcomeName(rc));
+                    }
+                    drainNotes(ep, note, w, got, seen);
+                }
+                check(ep.flush(), "flush notified puts");
+                long spins = 0;
+                while (seen.get() < expected) {
+                    drainNotes(ep, note, w, got, seen);
+                    if (++spins % 1024 == 0) {
+                        Thread.yield();
+                    }
+                    check(spins < 200_000_000L, "notifications: " + seen.get() + " of " + expected);
+                }
+                sync();
+            });
+            for (int s = 0; s < p; s++) {
+                for (int i = 0; i < threads * n; i++) {
+                    check(got[s * threads * n + i] == (s != me), "notification " + (s * threads * n + i) + " seen: "
+                            + got[s * threads * n + i]);
+                }
+            }
+        }
+    }
+
+    private static void drainNotes(RankEndpoint ep, Notification note, Window w, boolean[] got, AtomicInteger seen) {
+        while (ep.pollNotification(note)) {
+            int v = note.value();
+            check(note.hasValue() && note.length() == 8, "notification " + note);
+            long word = w.local().get(ValueLayout.JAVA_LONG, (long) v * 8);
+            check(word == (0x5ca1e000_00000000L | v), "bytes of notified put " + v + ": " + Long.toHexString(word));
+            synchronized (got) {
+                check(!got[v], "notification " + v + " twice");
+                got[v] = true;
+            }
+            seen.incrementAndGet();
+        }
+    }
+
+    /**
+     * Ranks expose parts of different sizes (rank r: 4096 + 64 r bytes); an operation past the
+     * target's part throws naming rank, window, offset, length and size, and nothing is posted
+     * (the endpoint has nothing pending); so does a negative offset, this rank, and a closed window.
+     */
+    void rangesAreCheckedAgainstTheTargetRanksPart() throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        MemorySegment mem = eps.allocate(4096 + 64L * me);
+        Window w = eps.exposeWindow(mem);
+        Window local = eps.allocateWindow(8192);
+        inThreads((t, ep) -> {
+            int r = (me + 1) % p;
+            long size = 4096 + 64L * r;
+            check(w.size(r) == size, "size of rank " + r + "'s part: " + w.size(r));
+            IllegalArgumentException e = expect(IllegalArgumentException.class,
+                    () -> ep.put(r, w, size - 8, local, 0, 16));
+            String m = e.getMessage();
+            check(m.contains("rank " + r) && m.contains("window " + w.id()) && m.contains("offset " + (size - 8))
+                    && m.contains("length 16") && m.contains(size + " bytes"), "message: " + m);
+            expect(IllegalArgumentException.class, () -> ep.get(r, w, -1, local, 0, 8));
+            expect(IllegalArgumentException.class, () -> ep.put(r, w, 0, local, 8190, 8));
+            expect(IllegalArgumentException.class, () -> ep.put(me, w, 0, local, 0, 8));
+            expect(IllegalArgumentException.class, () -> ep.put(p, w, 0, local, 0, 8));
+            check(ep.pending(r) == 0, "nothing posted by refused calls: " + ep.pending(r));
+            check(ep.put(r, w, size - 16, local, 0, 16) == Endpoint.OK, "the last 16 bytes are in range");
+            check(ep.flush(r), "flush in-range put");
+            sync();
+        });
+        w.close();
+        check(!w.isOpen(), "closed");
+        inThreads((t, ep) -> {
+            int r = (me + 1) % p;
+            IllegalStateException e = expect(IllegalStateException.class, () -> ep.put(r, w, 0, local, 0, 8));
+            check(e.getMessage().contains("window " + w.id() + " is closed"), e.getMessage());
+            check(ep.pending(r) == 0, "nothing posted on a closed window");
+        });
+        local.close();
+    }
+
+    /**
+     * Thread 0 leaves a put in flight (staged, not flushed) while rank's closing thread closes the
+     * window: the close fails on every rank naming the busy endpoint, the window stays registered
+     * and refuses new operations; once thread 0 flushes, close succeeds.
+     */
+    void closeWaitsForOperationsInFlightAndFailsWhileAnEndpointIsBusy() throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        Window w = eps.allocateWindow(4096);
+        Window src = eps.allocateWindow(4096);
+        CyclicBarrier pair = new CyclicBarrier(2);
+        AtomicReference<Throwable> closeFailure = new AtomicReference<>();
+        Thread busy = Thread.ofPlatform().name("rank" + me + "-busy").start(() -> {
+            try (RankEndpoint ep = eps.acquire()) {
+                int r = (me + 1) % p;
+                check(ep.put(r, w, 0, src, 0, 8) == Endpoint.OK, "put");
+                pair.await(60, TimeUnit.SECONDS); // put staged, not flushed
+                pair.await(60, TimeUnit.SECONDS); // the close failed
+                check(ep.flush(), "flush");
+                pair.await(60, TimeUnit.SECONDS);
+            } catch (Throwable e) {
+                closeFailure.compareAndSet(null, e);
+                pair.reset();
+            }
+        });
+        pair.await(60, TimeUnit.SECONDS);
+        IllegalStateException e = expect(IllegalStateException.class, () -> {
+            w.close(200_000_000L);
+            return null;
+        });
+        check(e.getMessage().contains("not closed") && e.getMessage().contains("endpoint 0")
+                && e.getMessage().contains("flush"), e.getMessage());
+        check(!w.isOpen(), "a failed close still refuses new operations");
+        pair.await(60, TimeUnit.SECONDS);
+        pair.await(60, TimeUnit.SECONDS);
+        busy.join();
+        if (closeFailure.get() != null) {
+            throw new AssertionError(closeFailure.get());
+        }
+        w.close();
+        w.close(); // idempotent
+        src.close();
+    }
+
+    /**
+     * A window over {@link WorldEndpoints#allocate} memory works like an allocated one; memory the
+     * simulator's other processes cannot map is refused on every rank with how to get such memory.
+     */
+    void exposedMemoryWorksAndUnreachableMemoryIsRefused(Device device) throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        MemorySegment mem = eps.allocate(1024);
+        try (Window w = eps.exposeWindow(mem); Window src = eps.allocateWindow(1024)) {
+            inThreads((t, ep) -> {
+                int r = (me + 1) % p;
+                src.local().set(ValueLayout.JAVA_LONG, t * 8L, 1000L * me + t);
+                check(ep.put(r, w, t * 8L, src, t * 8L, 8) == Endpoint.OK, "put");
+                check(ep.flush(r), "flush");
+                sync();
+                int prev = (me + p - 1) % p;
+                check(mem.get(ValueLayout.JAVA_LONG, t * 8L) == 1000L * prev + t, "exposed memory holds the put");
+                sync();
+            });
+        }
+        if (device.name().startsWith("sim:")) {
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment plain = a.allocate(4096, 4096);
+                IllegalArgumentException e = expect(IllegalArgumentException.class, () -> eps.exposeWindow(plain));
+                check(e.getMessage().contains("WorldEndpoints.allocate") && e.getMessage().contains("rank " + me),
+                        e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * Every thread of every rank but 0 hammers four words of rank 0's window {@code n} times each:
+     * fetch-and-add 1 on word 0 (the fetched values of all of them together are exactly
+     * 0 to total - 1, each once), a non-fetching add of 3 on word 1, a compare-and-swap increment loop
+     * on word 2, and a swap of a unique value into word 3 (the previous values and the final one
+     * are exactly the initial 0 and every swapped value, each once: a chain, nothing lost).
+     */
+    void concurrentAtomicsOnOneWordAreExact(int n) throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        int workers = (p - 1) * threads;
+        long[][] fetched = new long[threads][n];
+        long[][] swapped = new long[threads][n];
+        try (Window w = eps.allocateWindow(64); Window res = eps.allocateWindow(64L * threads)) {
+            inThreads((t, ep) -> {
+                if (me == 0) {
+                    sync();
+                    return;
+                }
+                long r0 = 64L * t;
+                for (int i = 0; i < n; i++) {
+                    int rc;
+                    while ((rc = ep.fetchAdd(0, w, 0, 1, res, r0)) == Endpoint.BACK_PRESSURED) {
+                        Thread.onSpinWait();
+                    }
+                    check(rc == Endpoint.OK, "fetchAdd " + Endpoint.outcomeName(rc));
+                    check(ep.flush(0), "flush fetchAdd");
+                    fetched[t][i] = res.local().get(ValueLayout.JAVA_LONG, r0);
+                    while ((rc = ep.add(0, w, 8, 3)) == Endpoint.BACK_PRESSURED) {
+                        Thread.onSpinWait();
+                    }
+                    check(rc == Endpoint.OK, "add " + Endpoint.outcomeName(rc));
+                    long seen = 0;
+                    for (;;) {
+                        while ((rc = ep.compareAndSwap(0, w, 16, seen, seen + 1, res, r0 + 8)) == Endpoint.BACK_PRESSURED) {
+                            Thread.onSpinWait();
+                        }
+                        check(rc == Endpoint.OK, "compareAndSwap " + Endpoint.outcomeName(rc));
+                        check(ep.flush(0), "flush compareAndSwap");
+                        long was = res.local().get(ValueLayout.JAVA_LONG, r0 + 8);
+                        if (was == seen) {
+                            break;
+                        }
+                        seen = was;
+                    }
+                    long mine = ((long) me << 40) | ((long) t << 20) | (i + 1);
+                    check(ep.swap(0, w, 24, mine, res, r0 + 16) == Endpoint.OK, "swap");
+                    swapped[t][i] = res.local().get(ValueLayout.JAVA_LONG, r0 + 16);
+                }
+                check(ep.flush(), "flush atomics");
+                sync();
+            });
+            byte[] mine = new byte[threads * n * 16];
+            ByteBuffer b = ByteBuffer.wrap(mine);
+            for (int t = 0; t < threads; t++) {
+                for (int i = 0; i < n; i++) {
+                    b.putLong(fetched[t][i]).putLong(swapped[t][i]);
+                }
+            }
+            byte[][] all = world.allgather(mine);
+            long total = (long) workers * n;
+            long lastWord = w.local().get(ValueLayout.JAVA_LONG, 24);
+            if (me == 0) {
+                check(w.local().get(ValueLayout.JAVA_LONG, 0) == total, "fetch-and-add word: "
+                        + w.local().get(ValueLayout.JAVA_LONG, 0) + ", expected " + total);
+                check(w.local().get(ValueLayout.JAVA_LONG, 8) == 3 * total, "add word: "
+                        + w.local().get(ValueLayout.JAVA_LONG, 8) + ", expected " + 3 * total);
+                check(w.local().get(ValueLayout.JAVA_LONG, 16) == total, "compare-and-swap word: "
+                        + w.local().get(ValueLayout.JAVA_LONG, 16) + ", expected " + total);
+                BitSet seenFetch = new BitSet();
+                Set<Long> previous = new HashSet<>();
+                Set<Long> values = new HashSet<>();
+                for (int r = 1; r < p; r++) {
+                    ByteBuffer in = ByteBuffer.wrap(all[r]);
+                    for (int t = 0; t < threads; t++) {
+                        for (int i = 0; i < n; i++) {
+                            long f = in.getLong();
+                            check(f >= 0 && f < total && !seenFetch.get((int) f), "fetched " + f + " twice or out of 0.." + total);
+                            seenFetch.set((int) f);
+                            check(previous.add(in.getLong()), "a swap's previous value seen twice");
+                            values.add(((long) r << 40) | ((long) t << 20) | (i + 1));
+                        }
+                    }
+                }
+                check(seenFetch.cardinality() == total, "fetched values: " + seenFetch.cardinality() + " of " + total);
+                previous.add(lastWord);
+                values.add(0L);
+                check(previous.equals(values), "swap chain: previous values and the final word are not exactly 0 and every swapped value");
+            }
+        }
+    }
+
+    /** A misaligned word, a word past the part and a closed window are refused at the call; nothing is posted. */
+    void atomicsCheckAlignmentRangeAndState() throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        Window w = eps.allocateWindow(64);
+        try (Window res = eps.allocateWindow(64)) {
+            inThreads((t, ep) -> {
+                int r = (me + 1) % p;
+                IllegalArgumentException e = expect(IllegalArgumentException.class, () -> ep.fetchAdd(r, w, 4, 1, res, 0));
+                check(e.getMessage().contains("not 8-byte aligned") && e.getMessage().contains("rank " + r), e.getMessage());
+                expect(IllegalArgumentException.class, () -> ep.compareAndSwap(r, w, 3, 0, 1, res, 0));
+                expect(IllegalArgumentException.class, () -> ep.add(r, w, 60, 1));
+                e = expect(IllegalArgumentException.class, () -> ep.add(r, w, 64, 1));
+                check(e.getMessage().contains("offset 64 length 8") && e.getMessage().contains("64 bytes"), e.getMessage());
+                expect(IllegalArgumentException.class, () -> ep.fetchAdd(r, w, 0, 1, res, 60));
+                check(ep.pending(r) == 0, "nothing posted");
+                sync();
+            });
+            w.close();
+            inThreads((t, ep) -> {
+                int r = (me + 1) % p;
+                expect(IllegalStateException.class, () -> ep.add(r, w, 0, 1));
+                expect(IllegalStateException.class, () -> ep.fetchAdd(r, w, 0, 1, res, 0));
+                check(ep.pending(r) == 0, "nothing posted on a closed window");
+            });
+        }
+    }
+
+    /** On a device without RDMA atomics (EFA) every atomic is refused at the call, saying so. */
+    void atomicsAreRefusedWithoutDeviceAtomics() throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        try (Window w = eps.allocateWindow(64)) {
+            inThreads((t, ep) -> {
+                int r = (me + 1) % p;
+                UnsupportedOperationException e = expect(UnsupportedOperationException.class, () -> ep.add(r, w, 0, 1));
+                check(e.getMessage().contains("no RDMA atomics"), e.getMessage());
+                expect(UnsupportedOperationException.class, () -> ep.fetchAdd(r, w, 0, 1, w, 8));
+                expect(UnsupportedOperationException.class, () -> ep.compareAndSwap(r, w, 0, 0, 1, w, 8));
+                check(ep.pending(r) == 0, "nothing posted");
+            });
+            world.barrier();
+        }
+    }
+
+    interface Call {
+        Object call() throws Exception;
+    }
+
+    static <T extends Throwable> T expect(Class<T> type, Call c) {
+        try {
+            c.call();
+        } catch (Throwable e) {
+            if (type.isInstance(e)) {
+                return type.cast(e);
+            }
+            throw new AssertionError("expected " + type.getSimpleName() + ", got " + e, e);
+        }
+        throw new AssertionError("expected " + type.getSimpleName() + ", nothing thrown");
+    }
+}

@@ -1,0 +1,116 @@
+package dev.scalep.endpoints;
+
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.spmd.LocalWorld;
+import dev.scalep.spmd.World;
+import dev.scalep.verbs.Devices;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The window suite ({@link WindowSuite}) in one JVM: ranks are threads of a {@link LocalWorld}, on
+ * both simulated devices, at a level with a PD per thread ({@code mpi-everywhere}: a window is
+ * registered on each), per-thread QPs, one locked QP and a combining shared QP.
+ */
+class WindowTest {
+    static Stream<Arguments> matrix() {
+        List<Arguments> out = new ArrayList<>();
+        for (String dev : new String[]{"sim:mlx5", "sim:efa"}) {
+            for (String level : new String[]{"mpi-everywhere", "static", "mpi-threads", "static,qp=shared:combining,cq=shared"}) {
+                for (int[] pt : new int[][]{{2, 2}, {3, 2}}) {
+                    out.add(Arguments.of(dev, level, pt[0], pt[1]));
+                }
+            }
+        }
+        return out.stream();
+    }
+
+    @ParameterizedTest(name = "{0} {1} ranks={2} threads={3}")
+    @MethodSource("matrix")
+    @Timeout(120)
+    void theWindowSuitePassesOnEveryRank(String dev, String level, int ranks, int threads) throws Exception {
+        List<World> worlds = LocalWorld.create(ranks, 60_000);
+        AtomicReferenceArray<Object> results = new AtomicReferenceArray<>(ranks);
+        List<Thread> ts = new ArrayList<>();
+        for (World w : worlds) {
+            ts.add(Thread.ofPlatform().name("rank-" + w.rank()).start(() -> {
+                try {
+                    results.set(w.rank(), WindowSuite.runAll(w, Devices.byName(dev), level, threads));
+                } catch (Throwable t) {
+                    results.set(w.rank(), t);
+                }
+            }));
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        for (int r = 0; r < ranks; r++) {
+            if (results.get(r) instanceof Throwable t) {
+                throw new AssertionError("rank " + r + " failed: " + t, t);
+            }
+            assertEquals(List.of("put-get", "split", "notify", "ranges", "close", "expose",
+                    dev.equals("sim:efa") ? "no-atomics" : "atomics", dev.equals("sim:efa") ? "no-atomics" : "atomic-errors")
+                    .stream().distinct().toList(), results.get(r), "rank " + r);
+        }
+    }
+
+    @Test
+    void handlesRoundTripAndMalformedOnesAreRefused() {
+        WindowHandle h = new WindowHandle(3, 7, 0x7f00_1234_0000L, 4096, 2, 3, new int[]{0, 0, 0, 11, 12, 13});
+        byte[] b = h.toBytes();
+        assertEquals(1 + 2 + 4 + 8 + 8 + 2 + 2 + 24, b.length);
+        assertEquals(h, WindowHandle.fromBytes(b));
+        assertEquals(12, WindowHandle.fromBytes(b).rkey(1, 1));
+        byte[] v2 = b.clone();
+        v2[0] = 2;
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> WindowHandle.fromBytes(v2)).getMessage()
+                .contains("version 2"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> WindowHandle.fromBytes(Arrays.copyOf(b, b.length - 1)))
+                .getMessage().contains("keys need"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> WindowHandle.fromBytes(Arrays.copyOf(b, 9)))
+                .getMessage().contains("truncated"));
+    }
+
+    @Test
+    @Timeout(60)
+    void collectiveMistakesFailOnEveryRank() throws Exception {
+        List<World> worlds = LocalWorld.create(2, 30_000);
+        AtomicReferenceArray<Object> results = new AtomicReferenceArray<>(2);
+        List<Thread> ts = new ArrayList<>();
+        for (World w : worlds) {
+            ts.add(Thread.ofPlatform().start(() -> {
+                try (WorldEndpoints eps = WorldEndpoints.open(w, Devices.byName("sim:mlx5"),
+                        SharingConfig.parse("static"), 1, WindowSuite.OPTS)) {
+                    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                            () -> eps.allocateWindow(4096 + 8L * w.rank()));
+                    assertTrue(e.getMessage().contains("same size on every rank"), e.getMessage());
+                    assertThrows(IllegalArgumentException.class, () -> eps.allocateWindow(0));
+                    try (Window ok = eps.allocateWindow(64)) { // the failed attempt left nothing behind
+                        assertEquals(64, ok.size(1 - w.rank()));
+                    }
+                    results.set(w.rank(), "ok");
+                } catch (Throwable t) {
+                    results.set(w.rank(), t);
+                }
+            }));
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        assertEquals("ok", results.get(0), String.valueOf(results.get(0)));
+        assertEquals("ok", results.get(1), String.valueOf(results.get(1)));
+    }
+}
