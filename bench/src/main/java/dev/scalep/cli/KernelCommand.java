@@ -1,5 +1,6 @@
 package dev.scalep.cli;
 
+import dev.scalep.bench.Warmup;
 import dev.scalep.bench.kernels.Dgemm;
 import dev.scalep.bench.kernels.Gups;
 import dev.scalep.bench.kernels.KernelSupport;
@@ -57,6 +58,16 @@ final class KernelCommand implements Callable<Integer> {
 
     @Option(names = "--tile", paramLabel = "T", description = "dgemm tile side (default ${DEFAULT-VALUE}); must divide --size.")
     int tile = 32;
+
+    /**
+     * Stencil iterations each level runs untimed before the first timed run: enough for the
+     * per-iteration method to reach C2 (a few thousand calls) whatever the order of the levels.
+     */
+    static final int WARM_ITERATIONS = 1500;
+    /** At most this many warm-up passes (a tiny --iterations would otherwise mean thousands of runs). */
+    static final int MAX_WARM_PASSES = 15;
+    /** Untimed passes over the levels for DGEMM, whose inner kernel is a method called per tile. */
+    static final int WARM_PASSES = 3;
 
     @Option(names = "--iterations", paramLabel = "N", description = "stencil iterations (default ${DEFAULT-VALUE}).")
     int iterations = 100;
@@ -134,12 +145,19 @@ final class KernelCommand implements Callable<Integer> {
                         : n + "x" + n + " grid, " + iterations + " iterations"));
             }
             boolean allOk = true;
-            // One untimed run per level first, so that the first level measured does not pay for the JIT.
+            // Untimed passes over every level first, until each has run WARM_ITERATIONS stencil iterations
+            // (DGEMM: WARM_PASSES), then wait for the compilers: the per-iteration code is then compiled
+            // for all levels before any is timed, and no level pays for the JIT of the one before it.
+            int passes = k.equals("dgemm") ? WARM_PASSES
+                    : (int) Math.min(MAX_WARM_PASSES, Math.max(1, (WARM_ITERATIONS + iterations - 1) / Math.max(1, iterations)));
             StringBuilder warm = new StringBuilder("warming up " + levels.size() + " levels ");
-            for (Map.Entry<String, SharingConfig> e : levels.entrySet()) {
-                allOk &= run(w, k, dev, e.getKey(), e.getValue(), n).verified();
+            for (int pass = 0; pass < passes; pass++) {
+                for (Map.Entry<String, SharingConfig> e : levels.entrySet()) {
+                    allOk &= run(w, k, dev, e.getKey(), e.getValue(), n).verified();
+                }
                 warm.append('.');
             }
+            Warmup.awaitJitQuiet(); // the compilers' queue from the warm-up would otherwise take a core from the first level
             if (lead) {
                 Output.line(System.out, warm + " done");
                 Output.line(System.out, String.format("%-34s %8s %10s %-8s %12s  %s", "LEVEL", "RANKSxT", "SECONDS", "", "RDMA OPS/S", "VERIFIED"));

@@ -270,15 +270,19 @@ public final class Endpoint implements AutoCloseable {
     }
 
     private void checkOwner(String op) {
-        Thread t = ownerThread;
-        if (t != Thread.currentThread()) {
-            if (closed) {
-                throw new ClosedException("endpoint " + index + " (refused " + op + ", nothing posted): its manager");
-            }
-            throw new IllegalStateException("endpoint " + index + " is bound to "
-                    + (t == null ? "no thread (acquire it first)" : "thread '" + t.getName() + "'")
-                    + "; refused " + op + " from thread '" + Thread.currentThread().getName() + "' (nothing posted)");
+        if (ownerThread != Thread.currentThread()) {
+            throw notOwner(op); // the message is built apart: this check stays small enough to inline everywhere
         }
+    }
+
+    private RuntimeException notOwner(String op) {
+        Thread t = ownerThread;
+        if (closed) {
+            return new ClosedException("endpoint " + index + " (refused " + op + ", nothing posted): its manager");
+        }
+        return new IllegalStateException("endpoint " + index + " is bound to "
+                + (t == null ? "no thread (acquire it first)" : "thread '" + t.getName() + "'")
+                + "; refused " + op + " from thread '" + Thread.currentThread().getName() + "' (nothing posted)");
     }
 
     /** RDMA write {@code length} bytes at {@code offset} of the send buffer to the peer's target buffer at {@code remoteOffset}. */
@@ -540,8 +544,7 @@ public final class Endpoint implements AutoCloseable {
         if (total > 0 && total <= inline && !op.writesLocal()) {
             flags |= SendFlags.INLINE;
         }
-        int i = b.add(WrIds.send(owner, wrId), op, flags);
-        b.local(i, laddr, length, localKey).remote(i, raddr, remoteKey).imm(i, imm).peer(i, peerIndex);
+        int i = b.add(WrIds.send(owner, wrId), op, flags, laddr, length, localKey, raddr, remoteKey, imm, peerIndex);
         if (headerLength > 0) {
             b.header(i, headerAddr, headerLength);
         }
