@@ -18,11 +18,13 @@ class KernelCommandTest {
         assertEquals(0, r.rc(), r.out() + r.err());
         assertEquals(2, r.out().lines().filter(l -> l.endsWith("verified")).count(), r.out());
         assertTrue(r.out().contains("GFLOP/s"), r.out());
-        assertTrue(r.out().contains("warming up 2 levels .. done"), "every level runs once untimed first: " + r.out());
+        assertTrue(r.out().contains("warming up 2 levels ... done"), "every level runs untimed first, 3 passes: " + r.out());
         r = SweepCommandTest.run("kernel", "stencil", "--threads", "3", "--categories", "mpi-threads,qp=shared:combining;dynamic",
                 "--size", "16", "--iterations", "5");
         assertEquals(0, r.rc(), r.out() + r.err());
         assertEquals(2, r.out().lines().filter(l -> l.endsWith("verified")).count(), r.out());
+        assertTrue(r.out().contains("warming up 2 levels " + ".".repeat(15) + " done"),
+                "at most 15 passes of 5 iterations (1500 wanted): " + r.out());
     }
 
     @Test
@@ -32,7 +34,11 @@ class KernelCommandTest {
                 {"kernel", "dgemm", "--size", "30", "--tile", "8"},
                 {"kernel", "stencil", "--device", "nope"},
                 {"kernel", "stencil", "--categories", "bogus"},
-                {"kernel", "dgemm", "--threads", "0"}}) {
+                {"kernel", "dgemm", "--threads", "0"},
+                {"kernel", "gups", "--variant", "xor"},
+                {"kernel", "gups", "--size", "31"},
+                {"kernel", "stencil", "--variant", "atomic"},
+                {"kernel", "gups", "--iterations", "3"}}) {
             SweepCommandTest.Run r = SweepCommandTest.run(args);
             assertEquals(2, r.rc(), String.join(" ", args) + ": " + r.err());
             assertEquals(1, r.err().strip().lines().count(), r.err());

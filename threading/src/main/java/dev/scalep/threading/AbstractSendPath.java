@@ -32,6 +32,23 @@ abstract sealed class AbstractSendPath implements SendPath
     private final long[] peerAh;
     private final int[] peerQpn;
     private final int[] peerQkey;
+    /** Records written since the last post: records {@code [0, pending)} of {@link #list} ({@link #append}). */
+    private int pending;
+    /**
+     * What each record of {@link #list} holds (connected QPs): a reused record is written only
+     * where the request differs from what it carried last, so a stream of similar requests writes
+     * its id and little else. A record whose opcode is null here has never been written.
+     */
+    private final Opcode[] recOp;
+    private final int[] recFlags;
+    private final long[] recHeaderAddr;
+    private final int[] recHeaderLength;
+    private final long[] recAddr;
+    private final int[] recLength;
+    private final int[] recLkey;
+    private final long[] recRemoteAddr;
+    private final int[] recRkey;
+    private final int[] recImm;
     /** Counters of this QP's send path ({@link Counters}); incremented only when {@link Counters#ENABLED}. */
     protected final PathCounters counters;
 
@@ -54,7 +71,19 @@ abstract sealed class AbstractSendPath implements SendPath
         this.owners = owners;
         this.credits = new SendCredits(depth, owners, qp.pd().context().capabilities().inOrder());
         this.maxSge = Math.max(1, Math.min(2, qp.attributes().maxSendSge()));
-        this.list = new SendWorkRequests(listCapacity > 0 ? listCapacity : this.maxBatch, maxSge);
+        int records = listCapacity > 0 ? listCapacity : this.maxBatch;
+        this.list = new SendWorkRequests(records, maxSge);
+        list.fill(records); // linked once: a post takes a prefix (SendWorkRequests#prefix) or a sub-chain
+        this.recOp = new Opcode[records];
+        this.recFlags = new int[records];
+        this.recHeaderAddr = new long[records];
+        this.recHeaderLength = new int[records];
+        this.recAddr = new long[records];
+        this.recLength = new int[records];
+        this.recLkey = new int[records];
+        this.recRemoteAddr = new long[records];
+        this.recRkey = new int[records];
+        this.recImm = new int[records];
         this.onFailure = onFailure == null ? (id, errno) -> { } : onFailure;
         this.connectionless = qp.type().connectionless();
         this.peerAh = new long[Math.max(peers, 1)];
@@ -126,21 +155,114 @@ abstract sealed class AbstractSendPath implements SendPath
         peerQkey[index] = remoteQkey;
     }
 
-    /** Append request {@code i} of {@code b} to {@link #list}; the caller holds the right to post and has checked room. */
+    /** Write request {@code i} of {@code b} into the next record of {@link #list}; the caller holds the right to post and has checked room. */
     protected final void append(SendBatch b, int i) {
-        int rec = list.add(credits.sequence(b.wrId[i]), b.op[i], b.flags[i]);
-        describe(rec, b, i);
+        rewrite(pending++, b, i);
+    }
+
+    /** Records written and not yet posted (holder of the right to post). */
+    protected final int pending() {
+        return pending;
     }
 
     /**
-     * Write request {@code i} of {@code b} into record {@code rec} of {@link #list} as a reused
-     * record of a pool: every per-request field is written, nothing else of the record.
+     * Write request {@code i} of {@code b} into record {@code rec} of {@link #list}, a pre-linked
+     * record reused from an earlier post: its id always, every other field only where it differs
+     * from what the record holds (on a connectionless QP, whose destination shares the record's
+     * union with the RDMA fields, every field). The native record then reads exactly as if every
+     * field had been written.
      */
     protected final void rewrite(int rec, SendBatch b, int i) {
-        list.wrId(rec, credits.sequence(b.wrId[i])).opcode(rec, b.op[i]).flags(rec, b.flags[i]);
-        describe(rec, b, i);
+        list.wrId(rec, credits.sequence(b.wrId[i]));
+        if (connectionless || b.op[i].isAtomic()) {
+            writeWhole(rec, b, i);
+        } else if (differs(rec, b, i)) {
+            refresh(rec, b, i);
+        }
     }
 
+    /** Whether request {@code i} of {@code b} differs from what record {@code rec} holds in any field but its id (connected QPs). */
+    private boolean differs(int rec, SendBatch b, int i) {
+        Opcode op = b.op[i];
+        return op != recOp[rec] || b.flags[i] != recFlags[rec] || b.localAddr[i] != recAddr[rec]
+                || b.length[i] != recLength[rec] || b.lkey[i] != recLkey[rec] || b.headerLength[i] != recHeaderLength[rec]
+                || b.headerAddr[i] != recHeaderAddr[rec]
+                || (op.isRdma() && (b.remoteAddr[i] != recRemoteAddr[rec] || b.rkey[i] != recRkey[rec]))
+                || (op.hasImmediate() && b.imm[i] != recImm[rec]);
+    }
+
+    /** Write the fields of request {@code i} that record {@code rec} does not hold yet (connected QPs; not the id). */
+    private void refresh(int rec, SendBatch b, int i) {
+        SendWorkRequests w = list;
+        Opcode op = b.op[i];
+        Opcode was = recOp[rec];
+        if (was == null) {
+            writeAll(rec, b, i);
+            return;
+        }
+        if (op != was) {
+            w.opcode(rec, op);
+            recOp[rec] = op;
+        }
+        if (b.flags[i] != recFlags[rec]) {
+            w.flags(rec, b.flags[i]);
+            recFlags[rec] = b.flags[i];
+        }
+        if (b.localAddr[i] != recAddr[rec] || b.length[i] != recLength[rec] || b.lkey[i] != recLkey[rec]
+                || b.headerLength[i] != recHeaderLength[rec] || b.headerAddr[i] != recHeaderAddr[rec]) {
+            writeSges(rec, b, i);
+        }
+        if (op.isRdma() && (b.remoteAddr[i] != recRemoteAddr[rec] || b.rkey[i] != recRkey[rec])) {
+            writeRdma(rec, b, i);
+        }
+        if (op.hasImmediate() && b.imm[i] != recImm[rec]) {
+            w.imm(rec, b.imm[i]);
+            recImm[rec] = b.imm[i];
+        }
+    }
+
+    /**
+     * Every field of request {@code i} but its id into record {@code rec}: on a connectionless QP
+     * (its destination shares the record's union with the RDMA fields) and for an atomic (whose
+     * fields share it too); the record's remembered contents are forgotten, so the next request
+     * written into it is written whole.
+     */
+    private void writeWhole(int rec, SendBatch b, int i) {
+        list.opcode(rec, b.op[i]).flags(rec, b.flags[i]);
+        describe(rec, b, i);
+        recOp[rec] = null;
+    }
+
+    /** Every field of request {@code i} but its id into record {@code rec} never written before (connected QPs). */
+    private void writeAll(int rec, SendBatch b, int i) {
+        Opcode op = b.op[i];
+        list.opcode(rec, op).flags(rec, b.flags[i]);
+        recOp[rec] = op;
+        recFlags[rec] = b.flags[i];
+        writeSges(rec, b, i);
+        if (op.isRdma()) {
+            writeRdma(rec, b, i);
+        }
+        list.imm(rec, b.imm[i]);
+        recImm[rec] = b.imm[i];
+    }
+
+    private void writeSges(int rec, SendBatch b, int i) {
+        list.sges(rec, b.headerAddr[i], b.headerLength[i], b.localAddr[i], b.length[i], b.lkey[i]);
+        recHeaderAddr[rec] = b.headerAddr[i];
+        recHeaderLength[rec] = b.headerLength[i];
+        recAddr[rec] = b.localAddr[i];
+        recLength[rec] = b.length[i];
+        recLkey[rec] = b.lkey[i];
+    }
+
+    private void writeRdma(int rec, SendBatch b, int i) {
+        list.rdma(rec, b.remoteAddr[i], b.rkey[i]);
+        recRemoteAddr[rec] = b.remoteAddr[i];
+        recRkey[rec] = b.rkey[i];
+    }
+
+    /** Every field of request {@code i} but its id, opcode and flags, into record {@code rec} (see {@link #writeWhole}). */
     private void describe(int rec, SendBatch b, int i) {
         SendWorkRequests w = list;
         Opcode op = b.op[i];
@@ -164,20 +286,20 @@ abstract sealed class AbstractSendPath implements SendPath
         }
     }
 
-    /** Post {@link #list} with one doorbell and clear it; returns the provider's result ({@link #settle}). */
+    /** Post the {@link #pending} records with one doorbell; returns the provider's result ({@link #settle}). */
     protected final int postList() {
-        int n = list.count();
+        int n = pending;
         if (n == 0) {
             return 0;
         }
-        int rc = qp.postSend(list);
+        int rc = qp.postSend(list.prefix(n));
         if (Counters.ENABLED) {
             counters.doorbell(n);
         }
         if (rc != 0) {
             settle(rc, 0, n);
         }
-        list.clear();
+        pending = 0;
         return rc;
     }
 
@@ -248,9 +370,21 @@ abstract sealed class AbstractSendPath implements SendPath
 
     /** Append the {@code n} admitted requests of {@code b} to {@link #list}. Holder of the right to post only. */
     protected final void appendAll(SendBatch b, int n) {
-        for (int i = 0; i < n; i++) {
-            append(b, i);
+        int rec = pending;
+        SendWorkRequests w = list;
+        SendCredits c = credits;
+        long[] ids = b.wrId;
+        for (int i = 0; i < n; i++, rec++) {
+            // the id, then only what changed: one loop the JIT compiles whole (a call per request
+            // to a separately compiled method kept every field load and range check per request)
+            w.wrId(rec, c.sequence(ids[i]));
+            if (connectionless || b.op[i].isAtomic()) {
+                writeWhole(rec, b, i);
+            } else if (differs(rec, b, i)) {
+                refresh(rec, b, i);
+            }
         }
+        pending = rec;
     }
 
     @Override

@@ -33,7 +33,6 @@ public final class ChainedPoster extends AbstractSendPath {
     public ChainedPoster(QueuePair qp, int poolSize, int maxChain, int owners, int peers, PostFailureHandler onFailure) {
         super(qp, checked(poolSize, maxChain), poolSize, owners, peers, onFailure);
         this.poolSize = poolSize;
-        list.fill(poolSize);
     }
 
     private static int checked(int poolSize, int maxChain) {

@@ -148,7 +148,7 @@ public final class CombiningPoster extends AbstractSendPath {
      */
     private int drain(int limit, int reserve) {
         int got = limit > 0 ? queue.drain(drainer, limit) : 0;
-        if (list.count() + reserve > maxBatch) {
+        if (pending() + reserve > maxBatch) {
             drainRc = firstError(drainRc, doorbell());
         }
         return got;
@@ -157,7 +157,7 @@ public final class CombiningPoster extends AbstractSendPath {
     private void onRecord(SendBatch r) {
         int n = r.count();
         for (int i = 0; i < n; i++) {
-            if (list.count() == maxBatch) {
+            if (pending() == maxBatch) {
                 drainRc = firstError(drainRc, doorbell());
             }
             append(r, i);
@@ -168,7 +168,7 @@ public final class CombiningPoster extends AbstractSendPath {
 
     /** Combiner only: post the list with one doorbell and count it (single writer: plain increments). */
     private int doorbell() {
-        int n = list.count();
+        int n = pending();
         if (n == 0) {
             return 0;
         }

@@ -106,6 +106,35 @@ public final class SendBatch {
         return i;
     }
 
+    /**
+     * Stage one work request with every field but a header in one call, each field written once
+     * (the endpoint's data path): as {@link #add(long, Opcode, int)} followed by {@link #local},
+     * {@link #remote}, {@link #imm} and {@link #peer}. Returns its index, or -1 when the batch is full.
+     */
+    public int add(long wrId, Opcode op, int flags, long localAddr, int length, int lkey, long remoteAddr, int rkey,
+                   int imm, int peer) {
+        int i = count;
+        if (i == capacity) {
+            return -1;
+        }
+        this.wrId[i] = wrId;
+        this.op[i] = op;
+        this.flags[i] = flags;
+        this.localAddr[i] = localAddr;
+        this.length[i] = length;
+        this.lkey[i] = lkey;
+        headerAddr[i] = 0;
+        headerLength[i] = 0;
+        this.remoteAddr[i] = remoteAddr;
+        this.rkey[i] = rkey;
+        this.imm[i] = imm;
+        this.peer[i] = peer;
+        compareAdd[i] = 0;
+        swap[i] = 0;
+        count = i + 1;
+        return i;
+    }
+
     /** The payload of request {@code i}: {@code length} bytes at {@code addr} of memory with {@code lkey}. */
     public SendBatch local(int i, long addr, int length, int lkey) {
         localAddr[i] = addr;

@@ -2,8 +2,8 @@ package dev.scalep.verbs;
 
 import dev.scalep.verbs.ffm.Structs;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 /**
  * A reusable, allocation-free chain of receive work requests in the native
@@ -33,10 +33,10 @@ public final class RecvWorkRequests extends WorkRequestList {
     }
 
     public long wrId(int i) {
-        return wrs.get(JAVA_LONG, WR * i + Structs.RECV_WR_ID);
+        return wrs.get(JAVA_LONG_UNALIGNED, WR * i + Structs.RECV_WR_ID);
     }
 
     public int numSge(int i) {
-        return wrs.get(JAVA_INT, WR * i + Structs.RECV_NUM_SGE);
+        return wrs.get(JAVA_INT_UNALIGNED, WR * i + Structs.RECV_NUM_SGE);
     }
 }

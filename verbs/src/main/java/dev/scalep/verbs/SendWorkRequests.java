@@ -4,8 +4,8 @@ import dev.scalep.verbs.ffm.Structs;
 
 import java.util.Objects;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 /**
  * A reusable, allocation-free postlist of send work requests: {@code capacity} native
@@ -41,16 +41,39 @@ public final class SendWorkRequests extends WorkRequestList {
     public SendWorkRequests fill(int count) {
         Objects.checkFromIndexSize(0, count, capacity() + 1);
         for (int i = 0; i < count; i++) {
-            wrs.set(JAVA_LONG, WR * i + Structs.SEND_NEXT, i + 1 < count ? wrs.address() + WR * (i + 1) : 0L);
+            wrs.set(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_NEXT, i + 1 < count ? wrs.address() + WR * (i + 1) : 0L);
         }
         this.count = count;
         badIndex(-1);
         return this;
     }
 
+    /**
+     * Make the first {@code n} records of a pool linked by {@link #fill} the list, so that
+     * {@link QueuePair#postSend(SendWorkRequests)} posts them as one chain: record {@code n - 1}
+     * ends the chain and the record that ended the previous prefix is linked to its successor
+     * again. Nothing is written when {@code n} is the current count (a pool reposted in equal
+     * prefixes). Returns this.
+     */
+    public SendWorkRequests prefix(int n) {
+        Objects.checkFromIndexSize(0, n, capacity() + 1);
+        int c = count;
+        if (n != c) {
+            if (c > 0 && c < capacity()) {
+                wrs.set(JAVA_LONG_UNALIGNED, WR * (c - 1) + Structs.SEND_NEXT, wrs.address() + WR * c);
+            }
+            if (n > 0 && n < capacity()) {
+                wrs.set(JAVA_LONG_UNALIGNED, WR * (n - 1) + Structs.SEND_NEXT, 0L);
+            }
+            count = n;
+        }
+        badIndex(-1);
+        return this;
+    }
+
     /** Replace the opcode of work request {@code i}. */
     public SendWorkRequests opcode(int i, Opcode opcode) {
-        wrs.set(JAVA_INT, WR * i + Structs.SEND_OPCODE, opcode.code);
+        wrs.set(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_OPCODE, opcode.code);
         return this;
     }
 
@@ -59,13 +82,13 @@ public final class SendWorkRequests extends WorkRequestList {
         if (n < 0 || n > maxSge()) {
             throw new IllegalArgumentException("work request " + i + ": " + n + " SGEs, at most " + maxSge());
         }
-        wrs.set(JAVA_INT, WR * i + Structs.SEND_NUM_SGE, n);
+        wrs.set(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_NUM_SGE, n);
         return this;
     }
 
     /** The {@code next} link of record {@code i} (0 at the end of a chain). */
     public long next(int i) {
-        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_NEXT);
+        return wrs.get(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_NEXT);
     }
 
     /**
@@ -78,13 +101,13 @@ public final class SendWorkRequests extends WorkRequestList {
             return -1;
         }
         long base = WR * i;
-        wrs.set(JAVA_INT, base + Structs.SEND_OPCODE, opcode.code);
-        wrs.set(JAVA_INT, base + Structs.SEND_FLAGS, flags);
-        wrs.set(JAVA_INT, base + Structs.SEND_IMM, 0);
-        wrs.set(JAVA_LONG, base + Structs.SEND_RDMA_REMOTE_ADDR, 0L);
-        wrs.set(JAVA_LONG, base + Structs.SEND_RDMA_RKEY, 0L);
-        wrs.set(JAVA_LONG, base + Structs.SEND_SCALEP_SRD_AH, 0L);
-        wrs.set(JAVA_LONG, base + Structs.SEND_SCALEP_SRD_QPN, 0L);
+        wrs.set(JAVA_INT_UNALIGNED, base + Structs.SEND_OPCODE, opcode.code);
+        wrs.set(JAVA_INT_UNALIGNED, base + Structs.SEND_FLAGS, flags);
+        wrs.set(JAVA_INT_UNALIGNED, base + Structs.SEND_IMM, 0);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_RDMA_REMOTE_ADDR, 0L);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_RDMA_RKEY, 0L);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_SCALEP_SRD_AH, 0L);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_SCALEP_SRD_QPN, 0L);
         return i;
     }
 
@@ -101,7 +124,7 @@ public final class SendWorkRequests extends WorkRequestList {
 
     /** Replace the wr_id of work request {@code i} (pre-initialised records reused across posts). */
     public SendWorkRequests wrId(int i, long wrId) {
-        wrs.set(JAVA_LONG, WR * i + Structs.SEND_WR_ID, wrId);
+        wrs.set(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_WR_ID, wrId);
         return this;
     }
 
@@ -128,15 +151,15 @@ public final class SendWorkRequests extends WorkRequestList {
         if (length > 0) {
             putSge(i, n++, addr, length, lkey);
         }
-        wrs.set(JAVA_INT, WR * i + Structs.SEND_NUM_SGE, n);
+        wrs.set(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_NUM_SGE, n);
         return this;
     }
 
     /** Remote address and rkey of an RDMA write/read. */
     public SendWorkRequests rdma(int i, long remoteAddr, int rkey) {
         long base = WR * i;
-        wrs.set(JAVA_LONG, base + Structs.SEND_RDMA_REMOTE_ADDR, remoteAddr);
-        wrs.set(JAVA_INT, base + Structs.SEND_RDMA_RKEY, rkey);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_RDMA_REMOTE_ADDR, remoteAddr);
+        wrs.set(JAVA_INT_UNALIGNED, base + Structs.SEND_RDMA_RKEY, rkey);
         return this;
     }
 
@@ -149,36 +172,36 @@ public final class SendWorkRequests extends WorkRequestList {
      */
     public SendWorkRequests atomic(int i, long remoteAddr, int rkey, long compareAdd, long swap) {
         long base = WR * i;
-        wrs.set(JAVA_LONG, base + Structs.SEND_ATOMIC_REMOTE_ADDR, remoteAddr);
-        wrs.set(JAVA_LONG, base + Structs.SEND_ATOMIC_COMPARE_ADD, compareAdd);
-        wrs.set(JAVA_LONG, base + Structs.SEND_ATOMIC_SWAP, swap);
-        wrs.set(JAVA_LONG, base + Structs.SEND_ATOMIC_RKEY, Integer.toUnsignedLong(rkey));
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_ATOMIC_REMOTE_ADDR, remoteAddr);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_ATOMIC_COMPARE_ADD, compareAdd);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_ATOMIC_SWAP, swap);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_ATOMIC_RKEY, Integer.toUnsignedLong(rkey));
         return this;
     }
 
     /** The remote word's address of atomic work request {@code i}. */
     public long atomicRemoteAddr(int i) {
-        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_ATOMIC_REMOTE_ADDR);
+        return wrs.get(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_ATOMIC_REMOTE_ADDR);
     }
 
     /** The rkey of atomic work request {@code i}. */
     public int atomicRkey(int i) {
-        return wrs.get(JAVA_INT, WR * i + Structs.SEND_ATOMIC_RKEY);
+        return wrs.get(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_ATOMIC_RKEY);
     }
 
     /** The compare value (CAS) or addend (FAA) of atomic work request {@code i}. */
     public long compareAdd(int i) {
-        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_ATOMIC_COMPARE_ADD);
+        return wrs.get(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_ATOMIC_COMPARE_ADD);
     }
 
     /** The swap value of atomic work request {@code i} (CAS). */
     public long swap(int i) {
-        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_ATOMIC_SWAP);
+        return wrs.get(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_ATOMIC_SWAP);
     }
 
     /** Immediate data (host order here; stored in network order as verbs requires). */
     public SendWorkRequests imm(int i, int imm) {
-        wrs.set(JAVA_INT, WR * i + Structs.SEND_IMM, Integer.reverseBytes(imm));
+        wrs.set(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_IMM, Integer.reverseBytes(imm));
         return this;
     }
 
@@ -193,9 +216,9 @@ public final class SendWorkRequests extends WorkRequestList {
      */
     public SendWorkRequests ud(int i, long ahHandle, int remoteQpn, int remoteQkey) {
         long base = WR * i;
-        wrs.set(JAVA_LONG, base + Structs.SEND_UD_AH, ahHandle);
-        wrs.set(JAVA_INT, base + Structs.SEND_UD_REMOTE_QPN, remoteQpn);
-        wrs.set(JAVA_INT, base + Structs.SEND_UD_REMOTE_QKEY, remoteQkey);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_UD_AH, ahHandle);
+        wrs.set(JAVA_INT_UNALIGNED, base + Structs.SEND_UD_REMOTE_QPN, remoteQpn);
+        wrs.set(JAVA_INT_UNALIGNED, base + Structs.SEND_UD_REMOTE_QKEY, remoteQkey);
         return this;
     }
 
@@ -216,48 +239,48 @@ public final class SendWorkRequests extends WorkRequestList {
      */
     public SendWorkRequests srdDestination(int i, long ahHandle, int remoteQpn, int remoteQkey) {
         long base = WR * i;
-        wrs.set(JAVA_LONG, base + Structs.SEND_SCALEP_SRD_AH, ahHandle);
-        wrs.set(JAVA_INT, base + Structs.SEND_SCALEP_SRD_QPN, remoteQpn);
-        wrs.set(JAVA_INT, base + Structs.SEND_SCALEP_SRD_QKEY, remoteQkey);
+        wrs.set(JAVA_LONG_UNALIGNED, base + Structs.SEND_SCALEP_SRD_AH, ahHandle);
+        wrs.set(JAVA_INT_UNALIGNED, base + Structs.SEND_SCALEP_SRD_QPN, remoteQpn);
+        wrs.set(JAVA_INT_UNALIGNED, base + Structs.SEND_SCALEP_SRD_QKEY, remoteQkey);
         return this;
     }
 
     /** The AH handle set by {@link #srdRdma}, 0 when none. */
     public long srdAhHandle(int i) {
-        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_SCALEP_SRD_AH);
+        return wrs.get(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_SCALEP_SRD_AH);
     }
 
     /** The remote QPN set by {@link #srdRdma}. */
     public int srdRemoteQpn(int i) {
-        return wrs.get(JAVA_INT, WR * i + Structs.SEND_SCALEP_SRD_QPN);
+        return wrs.get(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_SCALEP_SRD_QPN);
     }
 
     /** The QKEY set by {@link #srdRdma}. */
     public int srdRemoteQkey(int i) {
-        return wrs.get(JAVA_INT, WR * i + Structs.SEND_SCALEP_SRD_QKEY);
+        return wrs.get(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_SCALEP_SRD_QKEY);
     }
 
     /** Replace the flags of work request {@code i}. */
     public SendWorkRequests flags(int i, int flags) {
-        wrs.set(JAVA_INT, WR * i + Structs.SEND_FLAGS, flags);
+        wrs.set(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_FLAGS, flags);
         return this;
     }
 
     public long wrId(int i) {
-        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_WR_ID);
+        return wrs.get(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_WR_ID);
     }
 
     /** The {@code ibv_wr_opcode} value of work request {@code i}. */
     public int opcode(int i) {
-        return wrs.get(JAVA_INT, WR * i + Structs.SEND_OPCODE);
+        return wrs.get(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_OPCODE);
     }
 
     public int flags(int i) {
-        return wrs.get(JAVA_INT, WR * i + Structs.SEND_FLAGS);
+        return wrs.get(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_FLAGS);
     }
 
     public int numSge(int i) {
-        return wrs.get(JAVA_INT, WR * i + Structs.SEND_NUM_SGE);
+        return wrs.get(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_NUM_SGE);
     }
 
     /** Sum of the SGE lengths of work request {@code i}. */
@@ -270,27 +293,27 @@ public final class SendWorkRequests extends WorkRequestList {
     }
 
     public long remoteAddr(int i) {
-        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_RDMA_REMOTE_ADDR);
+        return wrs.get(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_RDMA_REMOTE_ADDR);
     }
 
     public int rkey(int i) {
-        return wrs.get(JAVA_INT, WR * i + Structs.SEND_RDMA_RKEY);
+        return wrs.get(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_RDMA_RKEY);
     }
 
     /** Immediate data in host order. */
     public int imm(int i) {
-        return Integer.reverseBytes(wrs.get(JAVA_INT, WR * i + Structs.SEND_IMM));
+        return Integer.reverseBytes(wrs.get(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_IMM));
     }
 
     public long ahHandle(int i) {
-        return wrs.get(JAVA_LONG, WR * i + Structs.SEND_UD_AH);
+        return wrs.get(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_UD_AH);
     }
 
     public int remoteQpn(int i) {
-        return wrs.get(JAVA_INT, WR * i + Structs.SEND_UD_REMOTE_QPN);
+        return wrs.get(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_UD_REMOTE_QPN);
     }
 
     public int remoteQkey(int i) {
-        return wrs.get(JAVA_INT, WR * i + Structs.SEND_UD_REMOTE_QKEY);
+        return wrs.get(JAVA_INT_UNALIGNED, WR * i + Structs.SEND_UD_REMOTE_QKEY);
     }
 }

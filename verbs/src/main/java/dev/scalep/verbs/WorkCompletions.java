@@ -5,8 +5,8 @@ import dev.scalep.verbs.ffm.Structs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 /**
  * A reusable, allocation-free batch of completions in the native {@code struct ibv_wc} layout:
@@ -35,42 +35,42 @@ public final class WorkCompletions implements AutoCloseable {
     }
 
     public long wrId(int i) {
-        return wcs.get(JAVA_LONG, WC * i + Structs.WC_WR_ID);
+        return wcs.get(JAVA_LONG_UNALIGNED, WC * i + Structs.WC_WR_ID);
     }
 
     /** A {@link WcStatus} value. */
     public int status(int i) {
-        return wcs.get(JAVA_INT, WC * i + Structs.WC_STATUS);
+        return wcs.get(JAVA_INT_UNALIGNED, WC * i + Structs.WC_STATUS);
     }
 
     /** A {@link WcOpcode} value. */
     public int opcode(int i) {
-        return wcs.get(JAVA_INT, WC * i + Structs.WC_OPCODE);
+        return wcs.get(JAVA_INT_UNALIGNED, WC * i + Structs.WC_OPCODE);
     }
 
     public int vendorErr(int i) {
-        return wcs.get(JAVA_INT, WC * i + Structs.WC_VENDOR_ERR);
+        return wcs.get(JAVA_INT_UNALIGNED, WC * i + Structs.WC_VENDOR_ERR);
     }
 
     public int byteLen(int i) {
-        return wcs.get(JAVA_INT, WC * i + Structs.WC_BYTE_LEN);
+        return wcs.get(JAVA_INT_UNALIGNED, WC * i + Structs.WC_BYTE_LEN);
     }
 
     /** Immediate data in host order; valid when {@link #hasImm(int)}. */
     public int imm(int i) {
-        return Integer.reverseBytes(wcs.get(JAVA_INT, WC * i + Structs.WC_IMM));
+        return Integer.reverseBytes(wcs.get(JAVA_INT_UNALIGNED, WC * i + Structs.WC_IMM));
     }
 
     public boolean hasImm(int i) {
-        return (wcs.get(JAVA_INT, WC * i + Structs.WC_FLAGS) & Structs.IBV_WC_WITH_IMM) != 0;
+        return (wcs.get(JAVA_INT_UNALIGNED, WC * i + Structs.WC_FLAGS) & Structs.IBV_WC_WITH_IMM) != 0;
     }
 
     public int qpNum(int i) {
-        return wcs.get(JAVA_INT, WC * i + Structs.WC_QP_NUM);
+        return wcs.get(JAVA_INT_UNALIGNED, WC * i + Structs.WC_QP_NUM);
     }
 
     public int srcQp(int i) {
-        return wcs.get(JAVA_INT, WC * i + Structs.WC_SRC_QP);
+        return wcs.get(JAVA_INT_UNALIGNED, WC * i + Structs.WC_SRC_QP);
     }
 
     /**
@@ -80,15 +80,15 @@ public final class WorkCompletions implements AutoCloseable {
     public void put(int i, long wrId, int status, int opcode, int byteLen, int imm, boolean withImm,
                     int qpNum, int srcQp) {
         long b = WC * i;
-        wcs.set(JAVA_LONG, b + Structs.WC_WR_ID, wrId);
-        wcs.set(JAVA_INT, b + Structs.WC_STATUS, status);
-        wcs.set(JAVA_INT, b + Structs.WC_OPCODE, opcode);
-        wcs.set(JAVA_INT, b + Structs.WC_VENDOR_ERR, 0);
-        wcs.set(JAVA_INT, b + Structs.WC_BYTE_LEN, byteLen);
-        wcs.set(JAVA_INT, b + Structs.WC_IMM, Integer.reverseBytes(imm));
-        wcs.set(JAVA_INT, b + Structs.WC_QP_NUM, qpNum);
-        wcs.set(JAVA_INT, b + Structs.WC_SRC_QP, srcQp);
-        wcs.set(JAVA_INT, b + Structs.WC_FLAGS, withImm ? Structs.IBV_WC_WITH_IMM : 0);
+        wcs.set(JAVA_LONG_UNALIGNED, b + Structs.WC_WR_ID, wrId);
+        wcs.set(JAVA_INT_UNALIGNED, b + Structs.WC_STATUS, status);
+        wcs.set(JAVA_INT_UNALIGNED, b + Structs.WC_OPCODE, opcode);
+        wcs.set(JAVA_INT_UNALIGNED, b + Structs.WC_VENDOR_ERR, 0);
+        wcs.set(JAVA_INT_UNALIGNED, b + Structs.WC_BYTE_LEN, byteLen);
+        wcs.set(JAVA_INT_UNALIGNED, b + Structs.WC_IMM, Integer.reverseBytes(imm));
+        wcs.set(JAVA_INT_UNALIGNED, b + Structs.WC_QP_NUM, qpNum);
+        wcs.set(JAVA_INT_UNALIGNED, b + Structs.WC_SRC_QP, srcQp);
+        wcs.set(JAVA_INT_UNALIGNED, b + Structs.WC_FLAGS, withImm ? Structs.IBV_WC_WITH_IMM : 0);
     }
 
     /** The native array of {@code capacity} {@code struct ibv_wc}. */

@@ -5,8 +5,8 @@ import dev.scalep.verbs.ffm.Structs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 /**
  * What a send and a receive list share: {@code capacity} native work-request records of one C
@@ -55,7 +55,7 @@ public abstract sealed class WorkRequestList implements AutoCloseable permits Se
         this.sges = arena.allocate(SGE * capacity * maxSge, 64);
         this.badWr = arena.allocate(8, 8);
         for (int i = 0; i < capacity; i++) {
-            wrs.set(JAVA_LONG, wrBytes * i + sgListOffset, sges.address() + SGE * maxSge * i);
+            wrs.set(JAVA_LONG_UNALIGNED, wrBytes * i + sgListOffset, sges.address() + SGE * maxSge * i);
         }
     }
 
@@ -88,11 +88,11 @@ public abstract sealed class WorkRequestList implements AutoCloseable permits Se
             return -1;
         }
         long base = wrBytes * i;
-        wrs.set(JAVA_LONG, base + wrIdOffset, wrId);
-        wrs.set(JAVA_LONG, base + nextOffset, 0L);
-        wrs.set(JAVA_INT, base + numSgeOffset, 0);
+        wrs.set(JAVA_LONG_UNALIGNED, base + wrIdOffset, wrId);
+        wrs.set(JAVA_LONG_UNALIGNED, base + nextOffset, 0L);
+        wrs.set(JAVA_INT_UNALIGNED, base + numSgeOffset, 0);
         if (i > 0) {
-            wrs.set(JAVA_LONG, base - wrBytes + nextOffset, wrs.address() + base);
+            wrs.set(JAVA_LONG_UNALIGNED, base - wrBytes + nextOffset, wrs.address() + base);
         }
         count = i + 1;
         return i;
@@ -101,12 +101,12 @@ public abstract sealed class WorkRequestList implements AutoCloseable permits Se
     /** Append an SGE to record {@code i} ({@code what} names the record in the error when it is full). */
     protected final void appendSge(int i, long addr, int length, int lkey, String what) {
         long at = wrBytes * i + numSgeOffset;
-        int n = wrs.get(JAVA_INT, at);
+        int n = wrs.get(JAVA_INT_UNALIGNED, at);
         if (n == maxSge) {
             throw new IllegalStateException(what + " " + i + " already has " + maxSge + " SGEs");
         }
         putSge(i, n, addr, length, lkey);
-        wrs.set(JAVA_INT, at, n + 1);
+        wrs.set(JAVA_INT_UNALIGNED, at, n + 1);
     }
 
     /** Byte offset of SGE {@code j} of record {@code i} in the SGE blocks. */
@@ -115,23 +115,23 @@ public abstract sealed class WorkRequestList implements AutoCloseable permits Se
     }
 
     public final long sgeAddr(int i, int j) {
-        return sges.get(JAVA_LONG, sgeOffset(i, j) + Structs.SGE_ADDR);
+        return sges.get(JAVA_LONG_UNALIGNED, sgeOffset(i, j) + Structs.SGE_ADDR);
     }
 
     public final int sgeLength(int i, int j) {
-        return sges.get(JAVA_INT, sgeOffset(i, j) + Structs.SGE_LENGTH);
+        return sges.get(JAVA_INT_UNALIGNED, sgeOffset(i, j) + Structs.SGE_LENGTH);
     }
 
     public final int sgeLkey(int i, int j) {
-        return sges.get(JAVA_INT, sgeOffset(i, j) + Structs.SGE_LKEY);
+        return sges.get(JAVA_INT_UNALIGNED, sgeOffset(i, j) + Structs.SGE_LKEY);
     }
 
     /** Write SGE {@code j} of record {@code i}. */
     protected final void putSge(int i, int j, long addr, int length, int lkey) {
         long s = sgeOffset(i, j);
-        sges.set(JAVA_LONG, s + Structs.SGE_ADDR, addr);
-        sges.set(JAVA_INT, s + Structs.SGE_LENGTH, length);
-        sges.set(JAVA_INT, s + Structs.SGE_LKEY, lkey);
+        sges.set(JAVA_LONG_UNALIGNED, s + Structs.SGE_ADDR, addr);
+        sges.set(JAVA_INT_UNALIGNED, s + Structs.SGE_LENGTH, length);
+        sges.set(JAVA_INT_UNALIGNED, s + Structs.SGE_LKEY, lkey);
     }
 
     /** An 8-byte native slot for a provider's {@code bad_wr} out-parameter (provider use). */

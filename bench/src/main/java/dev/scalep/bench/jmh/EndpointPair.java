@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The state the endpoint benchmarks share: a connected sender and receiver manager at one sharing
- * level (p = 32, q = 64, inline), sized for the JMH thread count, and the count of endpoints JMH
+ * level (p = 32 unless given, q = 64, inline), sized for the JMH thread count, and the count of endpoints JMH
  * threads still hold. Opened and closed by the benchmark's trial setup and teardown.
  */
 final class EndpointPair {
@@ -27,7 +27,12 @@ final class EndpointPair {
     }
 
     static EndpointPair open(String device, String level, int threads) {
-        EndpointOptions o = EndpointOptions.DEFAULTS.withFeatures(32, 64, 2);
+        return open(device, level, threads, 32);
+    }
+
+    /** As {@link #open(String, String, int)} with postlist {@code postlist} (q = 64, inline). */
+    static EndpointPair open(String device, String level, int threads, int postlist) {
+        EndpointOptions o = EndpointOptions.DEFAULTS.withFeatures(postlist, 64, 2);
         SharingConfig cfg = SharingConfig.parse(level);
         EndpointManager sender = EndpointManager.open(Devices.byName(device), cfg, threads, o);
         EndpointManager receiver = EndpointManager.open(Devices.byName(device), cfg, threads, o);

@@ -18,8 +18,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The endpoint data path per sharing category: one operation is one 2-byte RDMA write through a
- * thread-bound {@link Endpoint} (p = 32, q = 64, inline, d = 256), polling every 64 writes and
- * whenever the queue is full. Each JMH thread acquires its own endpoint; run with {@code -t N}
+ * thread-bound {@link Endpoint} (p = 32 unless {@code -p postlist=1}, q = 64, inline, d = 256), polling
+ * every 64 writes and whenever the queue is full. Each JMH thread acquires its own endpoint; run with {@code -t N}
  * for N threads. With {@code -prof gc}, {@code gc.alloc.rate.norm} is the data path's bytes per write.
  */
 @State(Scope.Benchmark)
@@ -33,11 +33,15 @@ public class EndpointPostPollBenchmark {
     @Param({"sim:mlx5"})
     public String device;
 
+    /** p: requests per doorbell (1: every write rings it; 32: the sweep's default). */
+    @Param({"32"})
+    public int postlist;
+
     EndpointPair pair;
 
     @Setup(Level.Trial)
     public void open(BenchmarkParams params) {
-        pair = EndpointPair.open(device, category, params.getThreads());
+        pair = EndpointPair.open(device, category, params.getThreads(), postlist);
     }
 
     @TearDown(Level.Trial)

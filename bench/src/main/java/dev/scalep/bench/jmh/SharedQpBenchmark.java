@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * Shared QP modes side by side with two threads: {@code dedicated} (a QP and CQ per thread, the
  * static category), {@code locked} (one QP behind a lock, the research's MPI+threads) and
  * {@code combining} (one QP, posts combined by whichever thread holds the doorbell). One operation
- * is one 2-byte RDMA write (p = 32, q = 64, inline), as in {@link EndpointPostPollBenchmark}.
+ * is one 2-byte RDMA write (p = 32 unless {@code -p postlist=1}, q = 64, inline), as in {@link EndpointPostPollBenchmark}.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -31,6 +31,10 @@ public class SharedQpBenchmark {
 
     @Param({"sim:mlx5"})
     public String device;
+
+    /** p: requests per doorbell (1: every write rings it; 32: the sweep's default). */
+    @Param({"32"})
+    public int postlist;
 
     EndpointPair pair;
 
@@ -45,7 +49,7 @@ public class SharedQpBenchmark {
 
     @Setup(Level.Trial)
     public void open(BenchmarkParams params) {
-        pair = EndpointPair.open(device, level(mode), params.getThreads());
+        pair = EndpointPair.open(device, level(mode), params.getThreads(), postlist);
     }
 
     @TearDown(Level.Trial)

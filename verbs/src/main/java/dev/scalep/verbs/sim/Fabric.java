@@ -185,7 +185,7 @@ final class Fabric {
                             ch.write(ByteBuffer.wrap(new byte[1]), FILE_BYTES - 1);
                         }
                         Arena arena = Arena.ofShared();
-                        MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, FILE_BYTES, arena);
+                        MemorySegment seg = SharedMemory.plain(ch.map(FileChannel.MapMode.READ_WRITE, 0, FILE_BYTES, arena), arena);
                         UnsafeBuffer buf = new UnsafeBuffer(seg.address(), (int) FILE_BYTES);
                         try {
                             checkHeader(deviceName, path, buf);

@@ -65,7 +65,12 @@ final class SendSlots {
     private final int[] sgeLkey;
     private final long[] len;
     private final long[] seq;
-    private final MemorySegment inl;
+    /**
+     * Inline payloads, {@code maxInline} bytes per slot: a Java array moved with the array forms of
+     * {@link MemorySegment#copy}, not a heap segment, so that no segment of a second implementation
+     * class reaches the copies the data path shares (see {@link SharedMemory#plain}).
+     */
+    private final byte[] inl;
     /** Slots no WQE holds. */
     private final IntArrayList free;
     /** Posted WQEs the engine has not taken yet, in post order. */
@@ -107,7 +112,7 @@ final class SendSlots {
         sgeLkey = new int[cap * maxSge];
         len = new long[cap];
         seq = new long[cap];
-        inl = maxInline > 0 ? MemorySegment.ofArray(new byte[cap * maxInline]) : null;
+        inl = new byte[maxInline > 0 ? cap * maxInline : 0];
         free = new IntArrayList(Math.max(1, cap), NONE);
         // an IntArrayQueue grows when an offer fills it: room for cap + 1 keeps cap entries allocation-free
         queued = new IntArrayQueue(Math.max(IntArrayQueue.MIN_CAPACITY, cap + 1), NONE);
@@ -356,7 +361,8 @@ final class SendSlots {
             return;
         }
         if (inlined[s]) {
-            Receives.copy(inl, (long) s * maxInline + from, dst, dstOff, n);
+            MemorySegment.copy(inl, Math.toIntExact((long) s * maxInline + from), dst, ValueLayout.JAVA_BYTE, dstOff,
+                    Math.toIntExact(n));
             return;
         }
         int b = s * maxSge;
@@ -428,9 +434,9 @@ final class SendSlots {
     private void copyFromAddress(long addr, int lkey, int l, long dstOff) {
         SimMr mr = mrs.get(lkey);
         if (mr != null && mr.contains(addr, l)) {
-            Receives.copy(mr.segment, addr - mr.address, inl, dstOff, l);
+            MemorySegment.copy(mr.segment, ValueLayout.JAVA_BYTE, addr - mr.address, inl, (int) dstOff, l);
         } else {
-            MemorySegment.copy(MemorySegment.ofAddress(addr).reinterpret(l), 0, inl, dstOff, l);
+            MemorySegment.copy(MemorySegment.ofAddress(addr).reinterpret(l), ValueLayout.JAVA_BYTE, 0, inl, (int) dstOff, l);
         }
     }
 }

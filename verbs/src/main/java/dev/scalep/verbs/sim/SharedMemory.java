@@ -45,6 +45,18 @@ final class SharedMemory {
         return fabric.dir.resolve(Fabric.fileName(fabric.base, p, epoch, fileNo));
     }
 
+    /**
+     * The memory of a mapping as a plain native segment of the same scope ({@code arena}'s, which
+     * unmaps it): the data path then sees one {@link MemorySegment} implementation class, whatever
+     * it reaches (arena memory, this process's shared files, peers' files). A mapped segment is a
+     * class of its own, and a segment access or {@link MemorySegment#copy} that has seen two or
+     * three classes is compiled with type checks or virtual calls that keep its bounds checks in
+     * the loop, depending on which class the JIT saw first (docs/ARCHITECTURE.md, "One speed").
+     */
+    static MemorySegment plain(MemorySegment mapped, Arena arena) {
+        return MemorySegment.ofAddress(mapped.address()).reinterpret(mapped.byteSize(), arena, null);
+    }
+
     /** A page-aligned shared allocation of at least {@code size} bytes, mapped into {@code arena}. */
     synchronized Allocation allocate(long size, long alignment, Arena arena) {
         String dev = fabric.deviceName;
@@ -70,7 +82,7 @@ final class SharedMemory {
         }
         try (FileChannel ch = o.channel()) {
             ch.write(ByteBuffer.wrap(new byte[1]), bytes - 1);
-            MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena).asSlice(0, size);
+            MemorySegment seg = plain(ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena), arena).asSlice(0, size);
             Allocation a = new Allocation(no, seg, f);
             own.put(seg.address(), a);
             return a;
@@ -135,7 +147,7 @@ final class SharedMemory {
         }
         Path f = file(p, epoch, fileNo);
         try (FileChannel ch = ShmFile.open(f, false, false, fabric.uid).channel()) { // links refused, checked
-            m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size(), peerArena);
+            m = plain(ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size(), peerArena), peerArena);
             peers[p].set(fileNo, m);
             return m;
         } catch (ShmFile.Refused | IOException | RuntimeException e) {

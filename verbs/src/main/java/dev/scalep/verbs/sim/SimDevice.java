@@ -95,8 +95,8 @@ public final class SimDevice implements Device {
         this.efaWindow = window;
         this.grh = Arena.ofAuto().allocate(40, 8);
         grh.set(JAVA_BYTE, 0, (byte) 0x60);
-        MemorySegment.copy(MemorySegment.ofArray(gid), 0, grh, 8, 16);
-        MemorySegment.copy(MemorySegment.ofArray(gid), 0, grh, 24, 16);
+        MemorySegment.copy(gid, 0, grh, JAVA_BYTE, 8, 16);
+        MemorySegment.copy(gid, 0, grh, JAVA_BYTE, 24, 16);
     }
 
     /** The shared {@code sim:mlx5} device of this JVM. */

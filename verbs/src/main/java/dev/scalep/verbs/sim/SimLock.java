@@ -2,10 +2,12 @@ package dev.scalep.verbs.sim;
 
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.SleepingIdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The simulated NIC's data-path lock (a QP's lock, its engine, a shared uUAR, a receive queue):
@@ -14,13 +16,17 @@ import java.lang.invoke.VarHandle;
  * meeting on one QP (a poll releasing EFA's reordering window while the other posts) allocated on the
  * data path; a real provider's QP lock is a spinlock too. A waiter busy-spins a few times with
  * Agrona's {@link BusySpinIdleStrategy}, then yields between attempts ({@link YieldingIdleStrategy})
- * so a descheduled holder runs when threads outnumber cores. Not fair; the owner word is the only
+ * so a descheduled holder runs when threads outnumber cores, and past 128 attempts sleeps between
+ * them ({@link SleepingIdleStrategy}, 20 µs) so many waiters on few cores leave the holder a core. Not fair; the owner word is the only
  * shared state (the hold count is the owner's own).
  */
 final class SimLock {
     private static final int SPINS = 64;
     private static final IdleStrategy SPIN = BusySpinIdleStrategy.INSTANCE;
+    private static final int YIELDS = 128;
     private static final IdleStrategy YIELD = YieldingIdleStrategy.INSTANCE;
+    /** After {@link #YIELDS} attempts a waiter sleeps between attempts, so many waiters on few cores leave the holder a core. */
+    private static final IdleStrategy SLEEP = new SleepingIdleStrategy(TimeUnit.MICROSECONDS.toNanos(20));
     private static final VarHandle OWNER;
 
     static {
@@ -44,7 +50,8 @@ final class SimLock {
         }
         int attempts = 0;
         while (owner != null || !OWNER.compareAndSet(this, null, me)) {
-            (++attempts < SPINS ? SPIN : YIELD).idle();
+            ++attempts;
+            (attempts < SPINS ? SPIN : attempts < YIELDS ? YIELD : SLEEP).idle();
         }
         holds = 1;
     }
