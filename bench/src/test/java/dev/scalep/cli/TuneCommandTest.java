@@ -1,5 +1,7 @@
 package dev.scalep.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -67,6 +69,14 @@ class TuneCommandTest {
                 "# confirmed in 1 fresh JVMs x 2 repeats: \\d+\\.\\d{3} Mmsg/s .*: the rate to expect from the reproduce line.*"))
                 .count(), text);
         assertEquals(device.equals("sim:mlx5"), r.out().contains("confirming "), r.out());
+
+        // each candidate's counters came back from its own JVM's results (ResultsReader) into the tune's results
+        JsonNode results = new ObjectMapper().readTree(tmp.resolve("res/results.json").toFile());
+        assertTrue(results.get("rows").size() > 0, results.toString());
+        for (JsonNode row : results.get("rows")) {
+            assertTrue(row.get("wrs").asLong() >= row.get("messages").asLong(), row.toString());
+            assertTrue(row.get("doorbellsPerWr").isNumber() && row.get("completionsPerWr").isNumber(), row.toString());
+        }
 
         SweepCommandTest.Run check = run("policy", "check", out.toString(), "--device", device);
         assertEquals(0, check.rc(), check.out() + check.err());

@@ -633,6 +633,9 @@ public final class Endpoint implements AutoCloseable {
             int h = heldHead;
             out.copyFrom(heldWrId[h], 0, heldOpcode[h], heldLen[h], heldImm[h], heldFlags[h]);
             dropHeld();
+            if (Counters.ENABLED) {
+                counters.completions.incrementOrdered();
+            }
             return true;
         }
         RoutedCompletion c = scratch;

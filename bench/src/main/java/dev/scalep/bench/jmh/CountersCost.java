@@ -1,6 +1,8 @@
 package dev.scalep.bench.jmh;
 
 import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.BenchmarkResult;
+import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -23,8 +25,9 @@ import java.util.Locale;
  * fork in one run (on, off; then off, on; ...), so that a machine whose load drifts affects both
  * alike. Each pair of forks gives one ratio (on / off); the median, least and greatest ratio per
  * case are printed with each side's bytes per operation ({@code gc.alloc.rate.norm}) and the load
- * average. Usage: {@code java -cp bench/target/benchmarks.jar dev.scalep.bench.jmh.CountersCost [pairs]}
- * (default 5 pairs; 3 warm-up and 5 measured iterations of 1 s per fork).
+ * average. Usage: {@code java -cp bench/target/benchmarks.jar dev.scalep.bench.jmh.CountersCost [pairs [case]]}
+ * (default 5 pairs of every case, or of the cases whose name contains {@code case}; 3 warm-up and 5
+ * measured iterations of 1 s per fork). The ratio of each fork's best iteration is printed too.
  */
 public final class CountersCost {
     /** One measured case: a benchmark, its parameters and thread count. */
@@ -47,10 +50,15 @@ public final class CountersCost {
         if (pairs < 1) {
             throw new IllegalArgumentException("pairs must be >= 1: " + pairs);
         }
+        String only = args.length > 1 ? args[1] : "";
         double loadBefore = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
         List<String> lines = new ArrayList<>();
         for (Case c : CASES) {
+            if (!c.name().contains(only)) {
+                continue;
+            }
             double[] ratios = new double[pairs];
+            double[] bestRatios = new double[pairs];
             double[] onScore = new double[pairs];
             double[] offScore = new double[pairs];
             double onAlloc = 0;
@@ -64,15 +72,20 @@ public final class CountersCost {
                 onScore[i] = on[0];
                 offScore[i] = off[0];
                 ratios[i] = on[0] / off[0];
+                bestRatios[i] = on[2] / off[2];
                 onAlloc = Math.max(onAlloc, on[1]);
                 offAlloc = Math.max(offAlloc, off[1]);
             }
             double[] sorted = ratios.clone();
             Arrays.sort(sorted);
+            double[] best = bestRatios.clone();
+            Arrays.sort(best);
             lines.add(String.format(Locale.ROOT,
-                    "%-34s on/off median %.4f (min %.4f, max %.4f)  on %s  off %s ops/us  B/op on %.3f off %.3f",
-                    c.name(), median(sorted), sorted[0], sorted[sorted.length - 1], Arrays.toString(round(onScore)),
-                    Arrays.toString(round(offScore)), onAlloc, offAlloc));
+                    "%-34s on/off median %.4f (min %.4f, max %.4f); of the best iterations %.4f (min %.4f, max %.4f)"
+                            + "  on %s  off %s ops/us  B/op on %.3f off %.3f",
+                    c.name(), median(sorted), sorted[0], sorted[sorted.length - 1], median(best), best[0],
+                    best[best.length - 1], Arrays.toString(round(onScore)), Arrays.toString(round(offScore)), onAlloc,
+                    offAlloc));
         }
         double loadAfter = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
         System.out.println();
@@ -94,7 +107,11 @@ public final class CountersCost {
         return r;
     }
 
-    /** One fork of {@code c}: its throughput (ops/us) and bytes allocated per operation. */
+    /**
+     * One fork of {@code c}: its throughput (ops/us), bytes allocated per operation, and its best
+     * iteration's throughput (on a machine whose other load comes and goes, the iteration least
+     * disturbed by it).
+     */
     private static double[] fork(Case c, boolean counters) throws RunnerException {
         ChainedOptionsBuilder o = new OptionsBuilder()
                 .include("^" + c.benchmark().replace(".", "\\.") + "$")
@@ -110,6 +127,12 @@ public final class CountersCost {
         RunResult r = results.iterator().next();
         double score = r.getPrimaryResult().getScore();
         Result<?> alloc = r.getSecondaryResults().get("gc.alloc.rate.norm");
-        return new double[]{score, alloc == null ? Double.NaN : alloc.getScore()};
+        double best = 0;
+        for (BenchmarkResult b : r.getBenchmarkResults()) {
+            for (IterationResult it : b.getIterationResults()) {
+                best = Math.max(best, it.getPrimaryResult().getScore());
+            }
+        }
+        return new double[]{score, alloc == null ? Double.NaN : alloc.getScore(), best};
     }
 }
