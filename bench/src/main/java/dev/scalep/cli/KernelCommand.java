@@ -2,6 +2,7 @@ package dev.scalep.cli;
 
 import dev.scalep.bench.Warmup;
 import dev.scalep.bench.kernels.Dgemm;
+import dev.scalep.bench.kernels.Gups;
 import dev.scalep.bench.kernels.KernelSupport;
 import dev.scalep.bench.kernels.Stencil;
 import dev.scalep.policies.SharingConfig;
@@ -21,19 +22,23 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import com.sun.management.OperatingSystemMXBean;
 
-/** {@code scalep kernel}: the application kernels (global-array DGEMM, 5-point stencil) per sharing level. */
+/** {@code scalep kernel}: the application kernels (global-array DGEMM, 5-point stencil, GUPS) per sharing level. */
 @Command(name = "kernel", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Run an application kernel over endpoints at each sharing level, verify its result and report the rate.",
                 "dgemm: client threads read tiles of A and B from a server manager and write tiles of C (rate in GFLOP/s).",
                 "stencil: 5-point Jacobi with row strips and halo exchange with both neighbours (rate in Mcell/s).",
+                "gups: HPC Challenge RandomAccess on a table of 2^size words spread over the ranks' windows, four updates "
+                        + "per word, each a remote compare-and-swap XOR (--variant atomic, exact) or a get and a put "
+                        + "(--variant get-put, up to 1% wrong words allowed) (rate in GUP/s).",
                 "Exit status 1 when any result does not verify."},
         footer = {"", "Examples:",
                 "  scalep kernel dgemm --threads 4 --size 256 \\",
                 "      --categories mpi-everywhere,static,mpi-threads",
                 "  scalep kernel stencil --device sim:efa --threads 4 --iterations 200",
+                "  mpirun -np 2 ./scalep kernel gups --threads 2 --size 20 --variant get-put",
                 "  mpirun -np 2 ./scalep kernel stencil --threads 2"})
 final class KernelCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "KERNEL", description = "dgemm or stencil.")
+    @Parameters(index = "0", paramLabel = "KERNEL", description = "dgemm, stencil or gups.")
     String kernel;
 
     @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}).")
@@ -47,7 +52,8 @@ final class KernelCommand implements Callable<Integer> {
                     + "(default: mpi-everywhere,2x-dynamic,dynamic,shared-dynamic,static,mpi-threads).")
     List<String> categories = List.of("mpi-everywhere,2x-dynamic,dynamic,shared-dynamic,static,mpi-threads");
 
-    @Option(names = "--size", paramLabel = "N", description = "Matrix order (dgemm, default 128) or grid side (stencil, default 256).")
+    @Option(names = "--size", paramLabel = "N", description = "Matrix order (dgemm, default 128), grid side (stencil, "
+            + "default 256) or log2 of the table's words (gups, default 20).")
     Integer size;
 
     @Option(names = "--tile", paramLabel = "T", description = "dgemm tile side (default ${DEFAULT-VALUE}); must divide --size.")
@@ -66,21 +72,36 @@ final class KernelCommand implements Callable<Integer> {
     @Option(names = "--iterations", paramLabel = "N", description = "stencil iterations (default ${DEFAULT-VALUE}).")
     int iterations = 100;
 
+    @Option(names = "--variant", paramLabel = "V", description = "gups update: atomic (default) or get-put.")
+    String variant = "atomic";
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
+
+    private Gups.Variant gupsVariant = Gups.Variant.ATOMIC;
 
     @Override
     public Integer call() throws Exception {
         String k = kernel.toLowerCase(Locale.ROOT);
-        if (!k.equals("dgemm") && !k.equals("stencil")) {
-            throw new UserException("unknown kernel '" + kernel + "'; use dgemm or stencil");
+        if (!k.equals("dgemm") && !k.equals("stencil") && !k.equals("gups")) {
+            throw new UserException("unknown kernel '" + kernel + "'; use dgemm, stencil or gups");
         }
         boolean dgemm = k.equals("dgemm");
+        boolean gups = k.equals("gups");
         Checks.refuseUnless(spec, "--tile", dgemm, "only dgemm has tiles");
-        Checks.refuseUnless(spec, "--iterations", !dgemm, "dgemm does not iterate; use --size");
+        Checks.refuseUnless(spec, "--iterations", k.equals("stencil"), "only stencil iterates; use --size");
+        Checks.refuseUnless(spec, "--variant", gups, "only gups has variants");
         Checks.range("--threads", threads, 1, 1024, "");
-        int n = size != null ? size : (dgemm ? 128 : 256);
-        if (dgemm) {
+        int n = size != null ? size : (dgemm ? 128 : gups ? 20 : 256);
+        if (gups) {
+            try {
+                gupsVariant = Gups.Variant.parse(variant);
+            } catch (IllegalArgumentException e) {
+                throw new UserException("--variant: " + e.getMessage());
+            }
+            Checks.range("--size", n, 0, 30, "log2 of the table's words; 30 is 8 GiB of table");
+            fits("--size " + n, 8L << n, 8L << n);
+        } else if (dgemm) {
             Checks.range("--size", n, 1, 2048, "the matrix order; 2048 is 17 GFLOP per level, minutes in Java");
             Checks.range("--tile", tile, 1, n, "at most --size " + n + (size == null ? ", the default" : ""));
             if (n % tile != 0) {
@@ -107,12 +128,20 @@ final class KernelCommand implements Callable<Integer> {
         }
         try (World w = World.open()) {
             RankAgreement.check(w, spec, Set.of());
+            if (gups) {
+                try {
+                    Gups.checkSize(n, w.size());
+                } catch (IllegalArgumentException e) {
+                    throw new UserException(e.getMessage());
+                }
+            }
             boolean lead = w.rank() == 0;
             String ranks = w.size() == 1 ? "" : w.size() + " ranks x ";
             if (lead) {
                 Output.line(System.out, "scalep kernel " + k + " on " + dev.name() + ": " + ranks + threads + " threads, "
                         + (k.equals("dgemm") ? "n=" + n + " tile=" + Math.min(tile, n)
                         + (w.size() > 1 ? ", matrices on rank 0, clients on ranks 1.." + (w.size() - 1) : "")
+                        : gups ? "table of 2^" + n + " words, " + gupsVariant.label() + " updates"
                         : n + "x" + n + " grid, " + iterations + " iterations"));
             }
             boolean allOk = true;
@@ -137,7 +166,8 @@ final class KernelCommand implements Callable<Integer> {
                 KernelSupport.Result r = run(w, k, dev, e.getKey(), e.getValue(), n);
                 allOk &= r.verified();
                 if (lead) {
-                    Output.line(System.out, String.format("%-34s %8s %10.4f %8.3f %-8s %12.0f  %s", e.getKey(),
+                    Output.line(System.out, String.format(gups ? "%-34s %8s %10.4f %8.5f %-8s %12.0f  %s"
+                                    : "%-34s %8s %10.4f %8.3f %-8s %12.0f  %s", e.getKey(),
                             r.ranks() + "x" + r.threads(), r.seconds(), r.rate(), r.rateUnit(), r.opsPerSec(),
                             r.verified() ? "verified" : "FAILED: " + r.detail()));
                     if (r.notes() != null && !r.notes().isEmpty()) {
@@ -151,9 +181,11 @@ final class KernelCommand implements Callable<Integer> {
 
     private KernelSupport.Result run(World w, String k, Device dev, String label, SharingConfig cfg, int n)
             throws InterruptedException {
-        return k.equals("dgemm")
-                ? Dgemm.run(w, dev, label, cfg, threads, n, Math.min(tile, n))
-                : Stencil.run(w, dev, label, cfg, threads, n, iterations);
+        return switch (k) {
+            case "dgemm" -> Dgemm.run(w, dev, label, cfg, threads, n, Math.min(tile, n));
+            case "gups" -> Gups.run(w, dev, label, cfg, threads, n, gupsVariant);
+            default -> Stencil.run(w, dev, label, cfg, threads, n, iterations);
+        };
     }
 
     /**

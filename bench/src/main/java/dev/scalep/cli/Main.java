@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
                 SweepCommand.class,
                 CheckCommand.class,
                 KernelCommand.class,
+                PerftestCommand.class,
                 SpmdCommand.class,
                 StatCommand.class,
                 CommandLine.HelpCommand.class

@@ -161,8 +161,9 @@ final class SpmdCommand implements Callable<Integer> {
         ok &= writes == expect && reads == expect;
         if (w.rank() == 0) {
             String qps = type == QpType.RC
-                    ? "RC: " + qpsPerPeer + " QP" + (qpsPerPeer == 1 ? "" : "s") + " per peer, " + qpsPerPeer * managers + " per rank"
-                    : type + ": " + qpsPerPeer + " QP" + (qpsPerPeer == 1 ? "" : "s") + " per rank, an address handle per QP and peer";
+                    ? "RC: " + qpsPerPeer + " QP" + (qpsPerPeer == 1 ? "" : "s") + " per peer and " + qpsPerPeer + " to itself, "
+                            + qpsPerPeer * managers + " per rank"
+                    : type + ": " + qpsPerPeer + " QP" + (qpsPerPeer == 1 ? "" : "s") + " per rank, an address handle per QP and rank (itself included)";
             Output.line(System.out, "spmd: " + w.size() + " ranks x " + threads + " threads on " + dev.name() + " (" + category + ", "
                     + qps + "): " + (ok ? "verified " : "FAILED: ") + writes + " writes and " + reads + " reads of " + expect);
         }

@@ -34,7 +34,11 @@ class KernelCommandTest {
                 {"kernel", "dgemm", "--size", "30", "--tile", "8"},
                 {"kernel", "stencil", "--device", "nope"},
                 {"kernel", "stencil", "--categories", "bogus"},
-                {"kernel", "dgemm", "--threads", "0"}}) {
+                {"kernel", "dgemm", "--threads", "0"},
+                {"kernel", "gups", "--variant", "xor"},
+                {"kernel", "gups", "--size", "31"},
+                {"kernel", "stencil", "--variant", "atomic"},
+                {"kernel", "gups", "--iterations", "3"}}) {
             SweepCommandTest.Run r = SweepCommandTest.run(args);
             assertEquals(2, r.rc(), String.join(" ", args) + ": " + r.err());
             assertEquals(1, r.err().strip().lines().count(), r.err());

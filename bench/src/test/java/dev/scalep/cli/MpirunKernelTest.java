@@ -24,4 +24,14 @@ class MpirunKernelTest {
         assertEquals(2, r.lines().stream().filter(l -> l.contains(" " + ranks + "x" + threads + " ") && l.endsWith("verified")).count(),
                 r.output());
     }
+
+    @ParameterizedTest(name = "mpirun -np 2 kernel gups --threads {0} --device {1} --variant {2}")
+    @CsvSource({"1, sim:mlx5, atomic", "2, sim:mlx5, atomic", "2, sim:efa, get-put"})
+    void gupsVerifiesAcrossProcesses(int threads, String device, String variant) throws Exception {
+        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "kernel", "gups", "--threads", Integer.toString(threads),
+                "--device", device, "--variant", variant, "--categories", "mpi-everywhere,mpi-threads", "--size", "12")), Map.of(), 110);
+        assertEquals(0, r.exit(), r.output());
+        assertEquals(2, r.lines().stream().filter(l -> l.contains(" 2x" + threads + " ") && l.contains("GUP/s")
+                && l.endsWith("verified")).count(), r.output());
+    }
 }

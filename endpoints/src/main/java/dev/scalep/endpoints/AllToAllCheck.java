@@ -82,6 +82,7 @@ public final class AllToAllCheck {
         int t = re.index();
         long writes = 0;
         long reads = 0;
+        boolean done = false;
         try {
             long need = 8L * p;
             if (re.to(me == 0 ? 1 : 0).sendBuffer().byteSize() < need) {
@@ -120,10 +121,27 @@ public final class AllToAllCheck {
                 }
                 await(phase, timeoutMillis, "verifying round " + k); // nobody overwrites before all have read
             }
+            done = true;
         } finally {
-            re.close();
+            if (done) {
+                re.close();
+            } else {
+                closeAfterFailure(re);
+            }
         }
         return new long[]{writes, reads};
+    }
+
+    /**
+     * Release the endpoint of a thread that failed: with requests still outstanding the release is
+     * refused, and that refusal must not replace the failure that left them outstanding.
+     */
+    private static void closeAfterFailure(RankEndpoint re) {
+        try {
+            re.close();
+        } catch (IllegalStateException ignored) {
+            // the endpoint stays acquired; WorldEndpoints.close() tears its manager down
+        }
     }
 
     /** A write of my stamp for rank q into q's target buffer at 8·me, or a read of q's stamp for me from its send buffer. */

@@ -56,6 +56,26 @@ public final class Endpoint implements AutoCloseable {
     public static final long REPOSTED = -1;
     /** User id of the zero-byte signaled write {@link #flush()} posts to retire unsignaled work; never delivered. */
     static final long FLUSH_ID = WrIds.USER_MASK;
+    /**
+     * The top {@value #RESERVED_COUNT} ids below {@link #FLUSH_ID} are the runtime's: a reply of the
+     * atomics emulation names the receive slot it is sent from as {@code REPLY_IDS + slot}.
+     */
+    static final int RESERVED_COUNT = 1 << 16;
+    static final long REPLY_IDS = FLUSH_ID - RESERVED_COUNT;
+
+    /**
+     * What serves the atomics emulation on a device without RDMA atomics ({@link WorldEndpoints}):
+     * offered every successful receive of a send with immediate before it is delivered.
+     */
+    interface Emulation {
+        /**
+         * Take the receive in slot {@code slot} ({@code length} bytes at {@code offset} of
+         * {@code region}, immediate {@code imm}) if it is an emulation message, and return true; the
+         * slot then belongs to the emulation, which gives it back with {@link Endpoint#reply} or
+         * {@link Endpoint#repostSlot}. False leaves it to the endpoint's caller. Does not allocate.
+         */
+        boolean receive(Endpoint e, int slot, MemorySegment region, long offset, int imm, int length);
+    }
 
     private final EndpointManager manager;
     private final int index;
@@ -118,6 +138,15 @@ public final class Endpoint implements AutoCloseable {
     private int[] heldOpcode;
     private int heldHead;
     private int heldCount;
+    /** The atomics emulation this endpoint serves (null on devices with RDMA atomics, and outside worlds). */
+    private Emulation emulation;
+    /** Replies the send queue refused for now: receive slot and peer index, retried at each progress. */
+    private final int[] backlogSlot;
+    private final int[] backlogPeer;
+    private int backlogHead;
+    private int backlogCount;
+    /** Whether a reply may sit staged (not posted): each progress call posts it. */
+    private boolean replyStaged;
 
     /** What the manager built for one endpoint: its placement and the instances it names. */
     record Wiring(EndpointPlan.Placement at, SendPath path, CompletionRouter router, QueuePair qp,
@@ -155,6 +184,8 @@ public final class Endpoint implements AutoCloseable {
         this.heldLen = new int[held];
         this.heldFlags = new int[held];
         this.heldOpcode = new int[held];
+        this.backlogSlot = new int[receives.slots()];
+        this.backlogPeer = new int[receives.slots()];
         this.counters = new EndpointCounters("m" + manager.serial() + ".ep" + index);
     }
 
@@ -329,9 +360,10 @@ public final class Endpoint implements AutoCloseable {
     private static final int NO_REMOTE = Integer.MIN_VALUE;
 
     private void checkArgs(String op, long wrId, int offset, int length, int remoteOffset) {
-        if (wrId < 0 || wrId >= FLUSH_ID) {
+        if (wrId < 0 || wrId >= REPLY_IDS) {
             throw new IllegalArgumentException("endpoint " + index + ": " + op + " wr id " + wrId + " is outside 0.."
-                    + (FLUSH_ID - 1) + " (wr ids travel in " + WrIds.USER_BITS + " bits; the top value is reserved)");
+                    + (REPLY_IDS - 1) + " (wr ids travel in " + WrIds.USER_BITS + " bits; the top " + (RESERVED_COUNT + 1)
+                    + " values are reserved)");
         }
         if (offset < 0 || length < 0 || (long) offset + length > bufferBytes) {
             throw rangeError(op, "local range [" + offset + ", " + ((long) offset + length) + ")",
@@ -362,12 +394,12 @@ public final class Endpoint implements AutoCloseable {
     }
 
     private int stage(long wrId, Opcode op, long laddr, int length, long raddr, int imm) {
-        return stage(wrId, op, 0, 0, laddr, length, lkey, raddr, peerRkey, imm, 0, 0);
+        return stage(wrId, op, 0, 0, laddr, length, lkey, raddr, peerRkey, imm, 0, 0, 0);
     }
 
     private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, long raddr,
                       int imm) {
-        return stage(wrId, op, headerAddr, headerLength, laddr, length, lkey, raddr, peerRkey, imm, 0, 0);
+        return stage(wrId, op, headerAddr, headerLength, laddr, length, lkey, raddr, peerRkey, imm, 0, 0, 0);
     }
 
     /**
@@ -377,12 +409,103 @@ public final class Endpoint implements AutoCloseable {
      * The caller checked the owner thread and the ranges. Does not allocate.
      */
     int stageWindow(Opcode op, long laddr, int length, int localKey, long raddr, int remoteKey, int imm) {
-        return stage(FLUSH_ID, op, 0, 0, laddr, length, localKey, raddr, remoteKey, imm, 0, 0);
+        return stage(FLUSH_ID, op, 0, 0, laddr, length, localKey, raddr, remoteKey, imm, 0, 0, 0);
     }
 
     /** A window atomic: the 8-byte result at {@code laddr}, the word at {@code raddr}, its operands. */
     int stageAtomic(Opcode op, long laddr, int localKey, long raddr, int remoteKey, long compareAdd, long swap) {
-        return stage(FLUSH_ID, op, 0, 0, laddr, 8, localKey, raddr, remoteKey, 0, compareAdd, swap);
+        return stage(FLUSH_ID, op, 0, 0, laddr, 8, localKey, raddr, remoteKey, 0, compareAdd, swap, 0);
+    }
+
+    /**
+     * A request of the atomics emulation: a send with immediate {@code imm} of {@code length} bytes
+     * at {@code laddr} (key {@code localKey}) into a receive of the peer this endpoint is directed
+     * at; its completion is not delivered. The caller checked the owner thread. Does not allocate.
+     */
+    int stageRequest(long laddr, int length, int localKey, int imm) {
+        return stage(FLUSH_ID, Opcode.SEND_WITH_IMM, 0, 0, laddr, length, localKey, 0, 0, imm, 0, 0, 0);
+    }
+
+    /** Serve {@code e} on this endpoint's receives (set before the endpoint is acquired). */
+    void emulation(Emulation e) {
+        this.emulation = e;
+    }
+
+    /**
+     * Send the message in receive slot {@code slot} back to peer {@code peer} (an emulation reply,
+     * rewritten in place by the emulation), signaled; the slot is posted again when the
+     * send completes. When the send queue is full the reply waits in a backlog that every progress
+     * call retries, so this never fails for lack of room. The endpoint stays directed at the peer
+     * it was. Called from this endpoint's polling (the owner thread). Does not allocate.
+     */
+    void reply(int slot, int peer) {
+        if (backlogCount > 0 || stageReply(slot, peer) == BACK_PRESSURED) {
+            int t = (backlogHead + backlogCount) % backlogSlot.length;
+            backlogSlot[t] = slot;
+            backlogPeer[t] = peer;
+            backlogCount++;
+        }
+    }
+
+    private int stageReply(int slot, int peer) {
+        int saved = peerIndex;
+        if (peer != saved) {
+            to(peer);
+        }
+        long addr = readAddr + bufferBytes + (long) slot * slotBytes;
+        int rc = stage(REPLY_IDS + slot, Opcode.SEND_WITH_IMM, 0, 0, addr, AtomicEmulation.MESSAGE_BYTES, lkey, 0, 0,
+                AtomicEmulation.IMM_REPLY, 0, 0, SendFlags.SIGNALED);
+        if (peer != saved) {
+            to(saved);
+        }
+        if (rc == OK) {
+            replyStaged = true;
+            postReplies();
+        } else if (rc != BACK_PRESSURED) {
+            repostSlot(slot); // the device refused the send (the QP stopped): the requester's flush reports it
+        }
+        return rc;
+    }
+
+    /** Post a staged reply and retry the backlog; a no-op when there is none. */
+    private void postReplies() {
+        if (replyStaged && postStaged() == OK) {
+            replyStaged = false;
+        }
+        while (backlogCount > 0) {
+            int h = backlogHead;
+            if (stageReply(backlogSlot[h], backlogPeer[h]) == BACK_PRESSURED) {
+                return;
+            }
+            backlogHead = h + 1 == backlogSlot.length ? 0 : h + 1;
+            backlogCount--;
+        }
+    }
+
+    /** Give receive slot {@code slot} back to the device (an emulation message that needs no reply). */
+    void repostSlot(int slot) {
+        postRecv(slot);
+    }
+
+    /**
+     * Whether {@code c} is the runtime's own: a reply's send completion (its slot is posted again)
+     * or an emulation message the emulation took. Does not allocate.
+     */
+    private boolean internal(RoutedCompletion c) {
+        if (!c.isRecv()) {
+            long id = c.wrId();
+            if (id >= REPLY_IDS && id < FLUSH_ID) {
+                postRecv((int) (id - REPLY_IDS));
+                return true;
+            }
+            return false;
+        }
+        Emulation em = emulation;
+        if (em == null || !c.ok() || !c.hasImm() || c.opcode() != WcOpcode.RECV) {
+            return false;
+        }
+        int slot = (int) c.wrId();
+        return em.receive(this, slot, region, 3L * bufferBytes + (long) slot * slotBytes, c.imm(), c.byteLen());
     }
 
     /** The owner check of the data path, for {@link RankEndpoint}'s window operations. */
@@ -401,7 +524,7 @@ public final class Endpoint implements AutoCloseable {
      * in place (it is posted with the next call) and reaps completions before reporting it.
      */
     private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, int localKey,
-                      long raddr, int remoteKey, int imm, long compareAdd, long swap) {
+                      long raddr, int remoteKey, int imm, long compareAdd, long swap, int forceFlags) {
         SendBatch b = batch;
         if (b.isFull()) {
             int rc = postStaged();
@@ -409,9 +532,9 @@ public final class Endpoint implements AutoCloseable {
                 return rc;
             }
         }
-        int flags = 0;
-        if (++sinceSignal >= signalEvery) {
-            flags = SendFlags.SIGNALED;
+        int flags = forceFlags;
+        if (++sinceSignal >= signalEvery || (flags & SendFlags.SIGNALED) != 0) {
+            flags |= SendFlags.SIGNALED;
             sinceSignal = 0;
             if (Counters.ENABLED) {
                 counters.signaled.incrementOrdered();
@@ -513,6 +636,7 @@ public final class Endpoint implements AutoCloseable {
             return true;
         }
         RoutedCompletion c = scratch;
+        postReplies();
         for (;;) {
             if (!router.pollOrProgress(owner, c)) {
                 path.postQueued(); // requests a combiner left queued at its drain limit (shared QP)
@@ -520,6 +644,9 @@ public final class Endpoint implements AutoCloseable {
             }
             if (!c.ok() && firstErrorStatus == 0) {
                 firstErrorStatus = c.status();
+            }
+            if (internal(c)) {
+                continue;
             }
             if (c.isRecv() || c.wrId() != FLUSH_ID) {
                 out.copyFrom(c);
@@ -577,12 +704,13 @@ public final class Endpoint implements AutoCloseable {
      */
     void progressKeepingReceives() {
         RoutedCompletion c = scratch;
+        postReplies();
         router.progress();
         while (router.poll(owner, c)) {
             if (!c.ok() && firstErrorStatus == 0) {
                 firstErrorStatus = c.status();
             }
-            if (c.isRecv() && c.ok()) {
+            if (!internal(c) && c.isRecv() && c.ok()) {
                 hold(c);
             }
         }
@@ -649,6 +777,7 @@ public final class Endpoint implements AutoCloseable {
             return slot == REPOSTED || repostDelivered(slot);
         }
         RoutedCompletion c = scratch;
+        postReplies();
         for (;;) {
             if (!router.pollOrProgress(owner, c)) {
                 path.postQueued();
@@ -658,6 +787,9 @@ public final class Endpoint implements AutoCloseable {
                 if (firstErrorStatus == 0) {
                     firstErrorStatus = c.status();
                 }
+                continue;
+            }
+            if (internal(c)) {
                 continue;
             }
             if (c.isRecv()) {
@@ -678,10 +810,12 @@ public final class Endpoint implements AutoCloseable {
 
     /** Poll and drop this endpoint's delivered completions, remembering the first error status. */
     private void discardCompletions() {
+        postReplies();
         while (router.poll(owner, scratch)) {
             if (!scratch.ok() && firstErrorStatus == 0) {
                 firstErrorStatus = scratch.status();
             }
+            internal(scratch);
         }
     }
 
@@ -722,9 +856,9 @@ public final class Endpoint implements AutoCloseable {
         return path.firstRejectErrno(owner);
     }
 
-    /** Requests staged in the postlist and not yet posted. */
+    /** Requests staged in the postlist and not yet posted (emulation replies waiting for room included). */
     public int staged() {
-        return batch.count();
+        return batch.count() + backlogCount;
     }
 
     /** Post receive slot {@code slot} again (after reading it). Any receive completion names its slot as the wrId. */

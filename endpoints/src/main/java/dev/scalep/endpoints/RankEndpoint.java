@@ -10,12 +10,16 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * One thread's reach into every other rank of a world ({@link WorldEndpoints#acquire()}):
- * {@link #to(int)} names the peer rank (the only way to direct an endpoint of a world) and returns
+ * One thread's reach into every rank of a world, its own included ({@link WorldEndpoints#acquire()}):
+ * {@link #to(int)} names the rank (the only way to direct an endpoint of a world) and returns
  * the endpoint positioned at it, on which the
  * usual data-path calls post ({@code ep.to(r).write(...)}). On RC that is the thread's endpoint of
- * the per-peer manager for rank {@code r}; on a connectionless device it is the thread's single
- * endpoint with rank {@code r}'s address handle and buffers selected. Thread-bound like
+ * the per-peer manager for rank {@code r} (for this rank, of the loopback manager, whose QPs are
+ * connected to themselves); on a connectionless device it is the thread's single endpoint with
+ * rank {@code r}'s address handle (this rank's own address for itself) and buffers selected. Every
+ * window operation and flush takes this rank as a target like any other: the loopback goes
+ * through the device, so an atomic on a word of this rank's own window is atomic against the
+ * other ranks' atomics on it. Thread-bound like
  * {@link Endpoint}; {@link #to} and {@link #poll} do not allocate.
  */
 public final class RankEndpoint implements AutoCloseable {
@@ -34,6 +38,9 @@ public final class RankEndpoint implements AutoCloseable {
     private final long scratch;
     private final boolean atomics;
     private final int[] scratchLkey;
+    /** The atomics emulation (devices without RDMA atomics), else null. */
+    private final AtomicEmulation emulation;
+    private int emulationCursor;
     /** Windows (by id) named by an operation since this thread's endpoints were last quiet; read by a closing thread. */
     private final AtomicLongArray touched = new AtomicLongArray(WorldEndpoints.MAX_WINDOWS / 64);
     private final long[] touchedHere = new long[WorldEndpoints.MAX_WINDOWS / 64];
@@ -42,7 +49,8 @@ public final class RankEndpoint implements AutoCloseable {
     private boolean released;
 
     RankEndpoint(WorldEndpoints owner, int index, Endpoint[] byRank, boolean shared, int me, int[] managerOrdinal,
-                 int qpsPerManager, int maxChunk, boolean writeImm, long scratch, int[] scratchLkey) {
+                 int qpsPerManager, int maxChunk, boolean writeImm, long scratch, int[] scratchLkey,
+                 AtomicEmulation emulation) {
         this.owner = owner;
         this.index = index;
         this.byRank = byRank;
@@ -54,6 +62,7 @@ public final class RankEndpoint implements AutoCloseable {
         this.scratch = scratch;
         this.atomics = owner.atomics();
         this.scratchLkey = scratchLkey;
+        this.emulation = emulation;
         List<Endpoint> d = new ArrayList<>();
         for (Endpoint e : byRank) {
             if (e != null && !d.contains(e)) {
@@ -71,13 +80,17 @@ public final class RankEndpoint implements AutoCloseable {
         }
     }
 
-    /** The endpoint that reaches rank {@code rank} (another rank than this one), directed at it. */
+    /**
+     * The endpoint that reaches rank {@code rank}, directed at it; {@code rank} may be this rank
+     * (the thread's loopback endpoint, whose peer buffers are its own).
+     */
     public Endpoint to(int rank) {
-        if (rank < 0 || rank >= byRank.length || rank == me) {
-            throw new IllegalArgumentException("rank " + rank + " is not a peer of rank " + me + " in a world of " + byRank.length);
+        if (rank < 0 || rank >= byRank.length) {
+            throw new IllegalArgumentException("rank " + rank + " is not a rank of a world of " + byRank.length
+                    + " (this is rank " + me + ")");
         }
         Endpoint e = byRank[rank];
-        return shared ? e.to(WorldEndpoints.peerIndex(rank, me)) : e;
+        return shared ? e.to(rank) : e;
     }
 
     /** This thread's slot, 0..threads-1: it is connected to the same slot on every other rank. */
@@ -211,13 +224,32 @@ public final class RankEndpoint implements AutoCloseable {
      * rank's part of {@code result} (host byte order) once a flush to {@code rank} returned true.
      * Atomic against every other atomic on the same word, from any rank, thread or process, and
      * against nothing else: a put, a get or a CPU store to the word may interleave with it (the verbs
-     * rule). Devices without RDMA atomics (EFA: {@code atomic_cap} NONE) refuse it.
+     * rule).
+     *
+     * <p>On a device without RDMA atomics (EFA: {@code atomic_cap} NONE) every atomic is emulated
+     * ({@link AtomicEmulation}): a request message to rank {@code rank}, which one of its threads
+     * applies to the word with a CPU atomic instruction when it progresses (any of
+     * {@link #flush}, {@link #progress}, {@link #poll}, {@link #pollNotification}) and answers with
+     * the previous value; the flush waits for the answer. It is slower than a NIC atomic (a round
+     * trip through the target's CPU, and at most {@value AtomicEmulation#SLOTS} in flight per
+     * thread: beyond that the call returns {@link Endpoint#BACK_PRESSURED}), and it needs the
+     * target to progress: a target thread that computes, sleeps or waits in a barrier without
+     * progressing stalls the atomics that reach it (at levels where threads share a QP, the reply
+     * can reach any thread sharing the initiator's, which must progress too). So before a thread
+     * stops progressing, every thread that may still send it an atomic must have flushed: e.g.
+     * each thread flushes, then marks itself done with a put and keeps calling {@link #progress}
+     * until gets show every thread done (puts and gets need no target thread). Emulated atomics are
+     * atomic against each other (the target process applies all of them); a window's memory on
+     * such a device has no other atomics.
      */
     public int fetchAdd(int rank, Window target, long offset, long addend, Window result, long resultOffset) {
         Endpoint e = atomicTarget("fetchAdd", rank, target, offset);
         result.checkRange("fetchAdd result", me, resultOffset, 8);
         touch(target, "fetchAdd");
         touch(result, "fetchAdd");
+        if (emulation != null) {
+            return emulated(e, rank, AtomicEmulation.FETCH_ADD, target, offset, addend, 0, result.id, resultOffset);
+        }
         int k = qpOf[rank];
         return e.stageAtomic(Opcode.ATOMIC_FETCH_AND_ADD, result.localAddress + resultOffset, result.lkey[lkeyBase[rank] + k],
                 target.address[rank] + offset, target.rkey[rank * target.qps + k], addend, 0);
@@ -234,6 +266,10 @@ public final class RankEndpoint implements AutoCloseable {
         result.checkRange("compareAndSwap result", me, resultOffset, 8);
         touch(target, "compareAndSwap");
         touch(result, "compareAndSwap");
+        if (emulation != null) {
+            return emulated(e, rank, AtomicEmulation.COMPARE_AND_SWAP, target, offset, expected, desired, result.id,
+                    resultOffset);
+        }
         int k = qpOf[rank];
         return e.stageAtomic(Opcode.ATOMIC_CMP_AND_SWP, result.localAddress + resultOffset, result.lkey[lkeyBase[rank] + k],
                 target.address[rank] + offset, target.rkey[rank * target.qps + k], expected, desired);
@@ -246,6 +282,9 @@ public final class RankEndpoint implements AutoCloseable {
     public int add(int rank, Window target, long offset, long addend) {
         Endpoint e = atomicTarget("add", rank, target, offset);
         touch(target, "add");
+        if (emulation != null) {
+            return emulated(e, rank, AtomicEmulation.ADD, target, offset, addend, 0, AtomicEmulation.NO_RESULT, 0);
+        }
         int k = qpOf[rank];
         return e.stageAtomic(Opcode.ATOMIC_FETCH_AND_ADD, scratch, scratchLkey[lkeyBase[rank] + k],
                 target.address[rank] + offset, target.rkey[rank * target.qps + k], addend, 0);
@@ -254,12 +293,28 @@ public final class RankEndpoint implements AutoCloseable {
     /**
      * 64-bit swap, atomic against the other atomics on the word: verbs has no swap, so this is a
      * compare-and-swap loop (read the word with a fetch-and-add of 0, then compare-and-swap until
-     * the word held what was read), and it blocks: it flushes to {@code rank} after each step and
+     * the word held what was read; under the emulation of a device without RDMA atomics, one
+     * swap request), and it blocks: it flushes to {@code rank} after each step and
      * returns once the swap happened, with the previous value at {@code resultOffset} of
      * {@code result}. Returns {@link Endpoint#OK}, the errno with which the device refused a step,
      * or {@code EIO} when a step failed or did not complete in 60 s ({@link #firstErrorStatus(int)}).
      */
     public int swap(int rank, Window target, long offset, long value, Window result, long resultOffset) {
+        if (emulation != null) {
+            Endpoint e = atomicTarget("swap", rank, target, offset);
+            result.checkRange("swap result", me, resultOffset, 8);
+            touch(target, "swap");
+            touch(result, "swap");
+            int rc;
+            while ((rc = emulated(e, rank, AtomicEmulation.SWAP, target, offset, value, 0, result.id, resultOffset))
+                    == Endpoint.BACK_PRESSURED) {
+                Thread.onSpinWait();
+            }
+            if (rc != Endpoint.OK) {
+                return rc;
+            }
+            return flush(rank) ? Endpoint.OK : Errno.EIO;
+        }
         int rc = blocking(fetchAdd(rank, target, offset, 0, result, resultOffset), rank, target, offset, 0, 0, result,
                 resultOffset, false);
         if (rc != Endpoint.OK) {
@@ -297,9 +352,8 @@ public final class RankEndpoint implements AutoCloseable {
     private Endpoint atomicTarget(String op, int rank, Window target, long offset) {
         Endpoint e = to(rank);
         e.checkOwnerFor(op);
-        if (!atomics) {
-            throw new UnsupportedOperationException(op + ": the device has no RDMA atomics (atomic_cap NONE; EFA has "
-                    + "none) and windows do not emulate them (nothing posted)");
+        if (!atomics && emulation == null) {
+            throw new UnsupportedOperationException(op + ": " + owner.atomicsRefusal() + " (nothing posted)");
         }
         target.checkRange(op, rank, offset, 8);
         if (((target.address[rank] + offset) & 7) != 0) {
@@ -308,6 +362,52 @@ public final class RankEndpoint implements AutoCloseable {
                     + "; a 64-bit atomic needs an aligned word; nothing posted)");
         }
         return e;
+    }
+
+    /**
+     * An emulated atomic (no RDMA atomics on the device): a request to {@code rank} from a free
+     * staging slot of this thread, or {@link Endpoint#BACK_PRESSURED} after progressing when all
+     * {@value AtomicEmulation#SLOTS} are in flight. Does not allocate.
+     */
+    private int emulated(Endpoint e, int rank, byte op, Window target, long offset, long a, long b, int resultWindow,
+                         long resultOffset) {
+        int slot = emulation.freeSlot(index, emulationCursor);
+        if (slot < 0) {
+            progressAll();
+            return Endpoint.BACK_PRESSURED;
+        }
+        int rc = emulation.request(e, emulation.stagingLkey[lkeyBase[rank] + qpOf[rank]], index, slot, me, op, target.id,
+                offset, a, b, resultWindow, resultOffset);
+        if (rc == Endpoint.OK) {
+            emulationCursor = slot + 1;
+        }
+        return rc;
+    }
+
+    /** Emulated atomics of this thread whose reply has not been taken yet (0 on devices with atomics). */
+    private long emulatedPending() {
+        return emulation == null ? 0 : emulation.pending(index);
+    }
+
+    private void progressAll() {
+        for (Endpoint e : distinct) {
+            e.progressKeepingReceives();
+        }
+    }
+
+    /**
+     * Progress this thread's endpoints without taking anything from the caller: serve the
+     * emulated atomics other ranks (and this one) sent to this rank's windows, post what waits
+     * for room, keep notifications for {@link #pollNotification} and drop send completions (their
+     * errors remembered). On a device without RDMA atomics (EFA) a thread must keep calling this,
+     * {@link #flush}, {@link #poll} or {@link #pollNotification} while another may send atomics to
+     * its rank; on other devices it is only a poll. Does not allocate.
+     */
+    public void progress() {
+        for (Endpoint e : distinct) {
+            e.checkOwnerFor("progress");
+        }
+        progressAll();
     }
 
     /**
@@ -341,7 +441,7 @@ public final class RankEndpoint implements AutoCloseable {
      */
     public long pending(int rank) {
         Endpoint e = to(rank);
-        return e.outstanding() + e.staged();
+        return e.outstanding() + e.staged() + emulatedPending();
     }
 
     /**
@@ -360,7 +460,9 @@ public final class RankEndpoint implements AutoCloseable {
     public boolean flush(int rank, long timeoutNanos) {
         Endpoint e = to(rank);
         e.checkOwnerFor("flush");
-        boolean ok = quiet(e, System.nanoTime() + timeoutNanos);
+        long deadline = System.nanoTime() + timeoutNanos;
+        boolean ok = quiet(e, deadline);
+        ok &= settled(deadline);
         clearTouchedIfQuiet();
         return ok;
     }
@@ -378,6 +480,7 @@ public final class RankEndpoint implements AutoCloseable {
             e.checkOwnerFor("flush");
             ok &= quiet(e, deadline);
         }
+        ok &= settled(deadline);
         clearTouchedIfQuiet();
         return ok;
     }
@@ -400,8 +503,27 @@ public final class RankEndpoint implements AutoCloseable {
         return rc == Endpoint.OK && e.firstErrorStatus() == 0 && e.rejected() == 0;
     }
 
+    /** Wait for the replies of this thread's emulated atomics (true at once on devices with atomics). */
+    private boolean settled(long deadline) {
+        if (emulation == null) {
+            return true;
+        }
+        for (int spins = 1; emulatedPending() > 0; spins++) {
+            progressAll();
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            if ((spins & 63) == 0) {
+                Thread.yield(); // the replies need other threads (the targets') to run
+            } else {
+                Thread.onSpinWait();
+            }
+        }
+        return emulation.error(index) == 0;
+    }
+
     private void clearTouchedIfQuiet() {
-        if (!anyTouched) {
+        if (!anyTouched || emulatedPending() != 0) {
             return;
         }
         for (Endpoint e : distinct) {
@@ -420,7 +542,8 @@ public final class RankEndpoint implements AutoCloseable {
 
     /** The first error status of the endpoint that reaches {@code rank} ({@link Endpoint#firstErrorStatus()}). */
     public int firstErrorStatus(int rank) {
-        return to(rank).firstErrorStatus();
+        int s = to(rank).firstErrorStatus();
+        return s != 0 || emulation == null ? s : emulation.error(index);
     }
 
     /**

@@ -13,9 +13,9 @@ import java.util.Arrays;
  *
  * <p>{@link #toBytes()} is a stable, versioned encoding: {@code u8 version(=1), u16 window id, u32
  * creation number, u64 address, u64 length, u16 sources, u16 QPs, sources x QPs x u32 rkey},
- * big-endian. On RC there is one row per rank of the world (the row of the owner itself is
- * zeros: a rank's endpoints do not reach itself); on connectionless devices one row serves every
- * source.
+ * big-endian. On RC there is one row per rank of the world (the owner's own row holds the keys
+ * of its loopback QPs, which only it uses); on connectionless devices one row serves every
+ * source, the owner included.
  */
 public record WindowHandle(int window, int sequence, long address, long length, int sources, int qps, int[] rkeys) {
     /** The encoding version {@link #toBytes()} writes. */

@@ -16,7 +16,6 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -25,8 +24,11 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * Endpoints of one rank that reach every other rank of a {@link World}: thread {@code t} of this
- * rank gets a {@link RankEndpoint} connected to thread {@code t}'s endpoint on every other rank.
+ * Endpoints of one rank that reach every rank of a {@link World}, itself included: thread
+ * {@code t} of this rank gets a {@link RankEndpoint} connected to thread {@code t}'s endpoint on
+ * every other rank and to a loopback endpoint of its own (one-sided operations and atomics on this
+ * rank's own window go through the device like any other, so they stay atomic against the other
+ * ranks' atomics on the same word).
  * The QP addresses and the peer buffers (address, rkey, length) travel through the world's
  * all-gather; nothing else is exchanged.
  *
@@ -35,13 +37,15 @@ import java.util.List;
  * <ul>
  *   <li>RC (mlx5, rxe): a QP talks to one remote QP, so the rank builds one endpoint manager per
  *       other rank and the sharing level applies within each: {@code ceil(T/x)} QPs per peer,
- *       {@code (P-1)·ceil(T/x)} per rank, growing linearly with the ranks (and so do the level's
- *       contexts, CQs and buffers, which each per-peer manager builds for itself). The connection is
+ *       and one more manager whose QPs are connected to themselves (the loopback):
+ *       {@code P·ceil(T/x)} QPs per rank, growing linearly with the ranks (and so do the level's
+ *       contexts, CQs and buffers, which each manager builds for itself). The connection is
  *       eager, all-to-all: fine for the tens of ranks of one job on a few nodes, not for thousands.</li>
  *   <li>SRD and UD (EFA): one manager, one QP per endpoint (as the level shares them) whatever
- *       {@code P}; each QP holds one address handle per other rank ({@code P-1} AHs), and each
- *       endpoint one set of peer buffers per rank. Only the AH table grows with the ranks.</li>
+ *       {@code P}; each QP holds one address handle per rank, its own included ({@code P} AHs),
+ *       and each endpoint one set of peer buffers per rank. Only the AH table grows with the ranks.</li>
  * </ul>
+ * A world of one rank gets the loopback alone, so windows work there too.
  * After every rank has connected, the world's barrier runs, so no rank sends before all receives
  * are posted. {@link #close()} takes a barrier first too, so no rank tears down what another still
  * writes to.
@@ -69,18 +73,20 @@ public final class WorldEndpoints implements AutoCloseable {
     private int windowSequence;
     /** The largest request of a put or get (tests lower it to split small transfers). */
     int maxChunk = MAX_CHUNK;
-    /** Owner of {@link #allocate}'d memory: a PD of the first context, or an arena with no managers. */
+    /** Owner of {@link #allocate}'d memory: a PD of the first manager's first context. */
     private ProtectionDomain memoryPd;
-    private Arena memoryArena;
     /** 64 bytes per thread for the results nobody reads (a non-fetching add), registered on every PD. */
     private MemorySegment scratch;
     private int[] scratchLkey = new int[0];
     private final List<MemoryRegion> scratchMrs = new ArrayList<>();
-    /** RC: manager reaching rank r at index r (null for this rank); connectionless: one shared manager. */
+    /** RC: manager reaching rank r at index r (the loopback at this rank's index); connectionless: one shared manager. */
     private final EndpointManager[] byRank;
     private final List<EndpointManager> managers = new ArrayList<>();
     private final boolean[] taken;
     private boolean closed;
+    /** The atomics emulation on a device without RDMA atomics (null where the device has them). */
+    private AtomicEmulation emulation;
+    private int recvSlotBytes;
 
     private WorldEndpoints(World world, QpType qpType, int threads, Device device) {
         this.world = world;
@@ -102,29 +108,18 @@ public final class WorldEndpoints implements AutoCloseable {
         int p = world.size();
         int me = world.rank();
         try {
-            if (p > 1 && type.connectionless()) {
-                EndpointManager m = EndpointManager.open(device, cfg, threads, opts, p - 1);
+            if (type.connectionless()) {
+                EndpointManager m = EndpointManager.open(device, cfg, threads, opts, p);
                 w.managers.add(m);
-                for (int r = 0; r < p; r++) {
-                    w.byRank[r] = r == me ? null : m;
-                }
-                byte[][] all = world.allgather(m.address());
-                byte[][] others = new byte[p - 1][];
-                for (int r = 0; r < p; r++) {
-                    if (r != me) {
-                        others[peerIndex(r, me)] = all[r];
-                    }
-                }
-                m.connect(others);
-            } else if (p > 1) {
+                Arrays.fill(w.byRank, m);
+                m.connect(world.allgather(m.address()));
+            } else {
                 byte[][] mine = new byte[p][];
                 for (int r = 0; r < p; r++) {
-                    if (r != me) {
-                        EndpointManager m = EndpointManager.open(device, cfg, threads, opts, 1);
-                        w.managers.add(m);
-                        w.byRank[r] = m;
-                        mine[r] = m.address();
-                    }
+                    EndpointManager m = EndpointManager.open(device, cfg, threads, opts, 1);
+                    w.managers.add(m);
+                    w.byRank[r] = m;
+                    mine[r] = r == me ? null : m.address();
                 }
                 byte[][] all = world.allgather(pack(mine));
                 for (int r = 0; r < p; r++) {
@@ -132,12 +127,24 @@ public final class WorldEndpoints implements AutoCloseable {
                         w.byRank[r].connect(unpack(all[r], p)[me]);
                     }
                 }
+                w.byRank[me].connect(w.byRank[me].address());
             }
-            if (!w.managers.isEmpty()) {
-                w.scratch = w.allocate(64L * threads);
-                w.scratchLkey = new int[w.managers.size() * w.qpsPerPeer()];
-                w.registerEverywhere(w.scratch, Access.LOCAL_WRITE, w.scratchMrs, w.scratchLkey, null);
+            w.scratch = w.allocate(64L * threads);
+            w.scratchLkey = new int[w.managers.size() * w.qpsPerPeer()];
+            w.registerEverywhere(w.scratch, Access.LOCAL_WRITE, w.scratchMrs, w.scratchLkey, null);
+            EndpointOptions o = opts == null ? EndpointOptions.DEFAULTS : opts;
+            if (!w.atomics() && o.recvSlotBytes() >= AtomicEmulation.MESSAGE_BYTES) {
+                MemorySegment staging = w.allocate((long) threads * AtomicEmulation.SLOTS * AtomicEmulation.SLOT_BYTES);
+                int[] lkeys = new int[w.managers.size() * w.qpsPerPeer()];
+                w.registerEverywhere(staging, Access.LOCAL_WRITE, w.scratchMrs, lkeys, null);
+                w.emulation = new AtomicEmulation(type.connectionless(), threads, staging, lkeys);
+                for (EndpointManager m : w.managers) {
+                    for (Endpoint e : m.endpoints) {
+                        e.emulation(w.emulation);
+                    }
+                }
             }
+            w.recvSlotBytes = o.recvSlotBytes();
             world.barrier();
         } catch (RuntimeException | Error e) {
             release(w.scratchMrs, w.memoryPd);
@@ -145,11 +152,6 @@ public final class WorldEndpoints implements AutoCloseable {
             throw e;
         }
         return w;
-    }
-
-    /** Peer index of rank {@code r} on a connectionless QP of rank {@code me}. */
-    static int peerIndex(int r, int me) {
-        return r < me ? r : r - 1;
     }
 
     private static byte[] pack(byte[][] perRank) {
@@ -218,8 +220,7 @@ public final class WorldEndpoints implements AutoCloseable {
             ordinal[r] = eps[r] == null ? 0 : managers.indexOf(eps[r].manager());
         }
         RankEndpoint re = new RankEndpoint(this, t, eps, qpType.connectionless(), world.rank(), ordinal, qpsPerPeer(),
-                maxChunk, device.capabilities().writeWithImm(), scratch == null ? 0 : scratch.address() + 64L * t,
-                scratchLkey);
+                maxChunk, device.capabilities().writeWithImm(), scratch.address() + 64L * t, scratchLkey, emulation);
         leased[t] = re;
         return re;
     }
@@ -244,12 +245,6 @@ public final class WorldEndpoints implements AutoCloseable {
         if (bytes <= 0) {
             throw new IllegalArgumentException("allocate: " + bytes + " bytes; give a positive size");
         }
-        if (managers.isEmpty()) {
-            if (memoryArena == null) {
-                memoryArena = Arena.ofShared();
-            }
-            return memoryArena.allocate(bytes, 4096);
-        }
         if (memoryPd == null) {
             memoryPd = managers.get(0).contexts.get(0).allocPd();
         }
@@ -269,19 +264,12 @@ public final class WorldEndpoints implements AutoCloseable {
         ProtectionDomain pd = null;
         MemorySegment mem;
         synchronized (this) {
-            if (managers.isEmpty()) {
-                if (memoryArena == null) {
-                    memoryArena = Arena.ofShared();
-                }
-                mem = memoryArena.allocate(bytes, 4096);
-            } else {
-                pd = managers.get(0).contexts.get(0).allocPd();
-                try {
-                    mem = pd.allocate(bytes, 4096);
-                } catch (RuntimeException e) {
-                    pd.close();
-                    throw e;
-                }
+            pd = managers.get(0).contexts.get(0).allocPd();
+            try {
+                mem = pd.allocate(bytes, 4096);
+            } catch (RuntimeException e) {
+                pd.close();
+                throw e;
             }
         }
         return createWindow(mem, pd, true);
@@ -332,8 +320,10 @@ public final class WorldEndpoints implements AutoCloseable {
             int sources = qpType.connectionless() ? 1 : p;
             int[] rkeys = new int[sources * qps];
             registerEverywhere(mem, Access.ALL_RDMA | (atomics() ? Access.REMOTE_ATOMIC : 0), mrs, lkey, rkeys);
-            handle = new WindowHandle(id, seq, mem.address(), mem.byteSize(), p > 1 ? sources : 0, p > 1 ? qps : 0,
-                    p > 1 ? rkeys : new int[0]);
+            handle = new WindowHandle(id, seq, mem.address(), mem.byteSize(), sources, qps, rkeys);
+            if (emulation != null) {
+                emulation.window(id, mem);
+            }
             byte[] h = handle.toBytes();
             mine = new byte[h.length + 1];
             mine[0] = WINDOW_OK;
@@ -348,6 +338,7 @@ public final class WorldEndpoints implements AutoCloseable {
         try {
             all = world.allgather(mine);
         } catch (RuntimeException e) {
+            forget(id);
             release(mrs, memoryPd);
             throw e;
         }
@@ -377,16 +368,15 @@ public final class WorldEndpoints implements AutoCloseable {
             }
         }
         if (!failed.isEmpty()) {
+            forget(id);
             release(mrs, memoryPd);
             throw new IllegalArgumentException("window not created on any rank: " + failed);
         }
         int[] rkey = new int[p * qps];
+        int row = qpType.connectionless() ? 0 : me;
         for (int r = 0; r < p; r++) {
-            if (r != me) {
-                int row = qpType.connectionless() ? 0 : me;
-                for (int k = 0; k < qps; k++) {
-                    rkey[r * qps + k] = handles[r].rkey(row, k);
-                }
+            for (int k = 0; k < qps; k++) {
+                rkey[r * qps + k] = handles[r].rkey(row, k); // r == me: the keys of this rank's loopback
             }
         }
         Window w = new Window(this, id, seq, mem, handles, rkey, lkey, qps, mrs, memoryPd);
@@ -394,6 +384,13 @@ public final class WorldEndpoints implements AutoCloseable {
             windows[id] = w;
         }
         return w;
+    }
+
+    /** The emulation no longer serves window {@code id} (it failed to be created, or it is freed). */
+    private void forget(int id) {
+        if (emulation != null && id < MAX_WINDOWS) {
+            emulation.window(id, null);
+        }
     }
 
     /**
@@ -424,6 +421,19 @@ public final class WorldEndpoints implements AutoCloseable {
     /** Whether the device executes RDMA atomics (remote atomic access is asked for only there). */
     boolean atomics() {
         return device.capabilities().atomicCap().supported();
+    }
+
+    /**
+     * Why window atomics cannot run here, or null when they can (on the device, or emulated where
+     * it has none and the receive slots hold an emulation message).
+     */
+    String atomicsRefusal() {
+        if (atomics() || emulation != null) {
+            return null;
+        }
+        return "the device has no RDMA atomics (atomic_cap NONE) and its emulation needs receive slots of "
+                + AtomicEmulation.MESSAGE_BYTES + " bytes; these have " + recvSlotBytes
+                + " (EndpointOptions.withBuffers)";
     }
 
     /** The rank an RC manager reaches. */
@@ -516,6 +526,7 @@ public final class WorldEndpoints implements AutoCloseable {
         }
         w.freed = true;
         windows[w.id] = null;
+        forget(w.id);
         release(w.mrs, w.memoryPd);
     }
 
@@ -531,14 +542,17 @@ public final class WorldEndpoints implements AutoCloseable {
         return threads;
     }
 
-    /** The managers this rank built: one per other rank on RC, one in all on connectionless devices. */
+    /**
+     * The managers this rank built: on RC one per rank in rank order (the one at this rank's index
+     * is the loopback, its QPs connected to themselves), one in all on connectionless devices.
+     */
     public List<EndpointManager> managers() {
         return Collections.unmodifiableList(managers);
     }
 
-    /** QPs this rank created to reach one other rank (RC), or in all (connectionless). */
+    /** QPs this rank created to reach one rank (RC; the same for its loopback), or in all (connectionless). */
     public int qpsPerPeer() {
-        return managers.isEmpty() ? 0 : managers.get(0).qps.size();
+        return managers.get(0).qps.size();
     }
 
     /** Resources held by this rank's endpoints (sum over its managers). */
@@ -571,9 +585,6 @@ public final class WorldEndpoints implements AutoCloseable {
                 }
                 release(scratchMrs, memoryPd);
             } finally {
-                if (memoryArena != null) {
-                    memoryArena.close();
-                }
                 closeManagers();
             }
         }

@@ -19,7 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The window data path allocates nothing once warm: 8-byte puts, gets, non-fetching adds and
- * fetch-and-adds (where the device has atomics), a flush every 64 operations; the initiating
+ * fetch-and-adds (where the device has atomics), alternately to the other rank and to the rank
+ * itself (its loopback), a flush every 64 operations; the initiating
  * thread's own allocation over 50,000 operations stays under 4 KiB in at least one of three
  * consecutive windows (an allocation per operation shows in every window, a late JIT one-off in one).
  */
@@ -73,24 +74,25 @@ class WindowAllocationTest {
     private static void run(RankEndpoint ep, Window win, Window mine, boolean atomics, int ops) {
         for (int i = 0; i < ops; i++) {
             int slot = (i & 63) * 8;
+            int r = (i & 4) == 0 ? 1 : 0;
             int rc;
             do {
                 rc = switch (i & 3) {
-                    case 0 -> ep.put(1, win, slot, mine, slot, 8);
-                    case 1 -> ep.get(1, win, slot, mine, 512 + slot, 8);
-                    case 2 -> atomics ? ep.add(1, win, 1024 + slot, 1) : ep.put(1, win, 1024 + slot, mine, slot, 8);
-                    default -> atomics ? ep.fetchAdd(1, win, 2048 + slot, 1, mine, 1024 + slot)
-                            : ep.get(1, win, 2048 + slot, mine, 1024 + slot, 8);
+                    case 0 -> ep.put(r, win, slot, mine, slot, 8);
+                    case 1 -> ep.get(r, win, slot, mine, 512 + slot, 8);
+                    case 2 -> atomics ? ep.add(r, win, 1024 + slot, 1) : ep.put(r, win, 1024 + slot, mine, slot, 8);
+                    default -> atomics ? ep.fetchAdd(r, win, 2048 + slot, 1, mine, 1024 + slot)
+                            : ep.get(r, win, 2048 + slot, mine, 1024 + slot, 8);
                 };
             } while (rc == Endpoint.BACK_PRESSURED);
             if (rc != Endpoint.OK) {
                 throw new IllegalStateException("operation " + i + ": " + Endpoint.outcomeName(rc));
             }
-            if ((i & 63) == 63 && !ep.flush(1)) {
+            if ((i & 63) == 63 && !(ep.flush(1) && ep.flush(0))) {
                 throw new IllegalStateException("flush failed at " + i);
             }
         }
-        if (!ep.flush(1)) {
+        if (!ep.flush()) {
             throw new IllegalStateException("final flush failed");
         }
     }

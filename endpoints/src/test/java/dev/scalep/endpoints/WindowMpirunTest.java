@@ -11,8 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * The window suite across processes: {@code mpirun -np P} JVMs of {@link WindowMain} on one
  * simulated NIC, the windows' memory in shared memory each rank's NIC maps, handles exchanged
- * through PMIx. Every rank must print that it passed every scenario (atomics on sim:mlx5, their
- * refusal on sim:efa).
+ * through PMIx. Every rank must print that it passed every scenario (atomics on the simulated NIC
+ * on sim:mlx5, through the emulation on sim:efa).
  */
 class WindowMpirunTest {
     @ParameterizedTest(name = "mpirun -np {0} {1} {2} threads={3}")
@@ -21,9 +21,7 @@ class WindowMpirunTest {
         Launch.Result r = Launch.run(Launch.mpirun(ranks, Launch.java(WindowMain.class, device, level, Integer.toString(threads))),
                 Map.of(), 170);
         assertEquals(0, r.exit(), r.output());
-        String scenarios = device.equals("sim:efa")
-                ? "[put-get, split, notify, ranges, close, expose, no-atomics]"
-                : "[put-get, split, notify, ranges, close, expose, atomics, atomic-errors]";
+        String scenarios = "[put-get, split, notify, ranges, close, expose, atomics, atomic-errors]";
         for (int rank = 0; rank < ranks; rank++) {
             String line = "windowmain: rank " + rank + " of " + ranks + " on " + device + " " + level + ": passed " + scenarios;
             assertEquals(1, r.lines().stream().filter(line::equals).count(), "rank " + rank + ":\n" + r.output());

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.stream.Stream;
 
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -58,11 +60,12 @@ class WorldEndpointsTest {
                     int sharers = SharingConfig.parse(level).qp().threadsPerInstance(threads);
                     int expectQps = (threads + Math.max(1, sharers) - 1) / Math.max(1, sharers);
                     if (eps.qpType() == QpType.RC) {
-                        check(eps.managers().size() == ranks - 1, "RC: one manager per other rank, got " + eps.managers().size());
+                        check(eps.managers().size() == ranks, "RC: one manager per other rank and the loopback, got "
+                                + eps.managers().size());
                     } else {
                         check(eps.managers().size() == 1, "SRD: one manager, got " + eps.managers().size());
-                        check(eps.managers().get(0).ahs.size() == qpsPerPeer * (ranks - 1),
-                                "SRD: one AH per QP and peer, got " + eps.managers().get(0).ahs.size());
+                        check(eps.managers().get(0).ahs.size() == qpsPerPeer * ranks,
+                                "SRD: one AH per QP and rank (itself included), got " + eps.managers().get(0).ahs.size());
                     }
                     check(qpsPerPeer == expectQps, "QPs per manager " + qpsPerPeer + ", expected " + expectQps);
                     results.set(w.rank(), AllToAllCheck.run(eps, 2, 20_000));
@@ -92,16 +95,23 @@ class WorldEndpointsTest {
         }
     }
 
-    @Test
+    @ParameterizedTest
+    @ValueSource(strings = {"sim:mlx5", "sim:efa"})
     @Timeout(30)
-    void aSingleRankHasNoPeersAndRefusesToAddressItself() throws Exception {
+    void aSingleRankReachesOnlyItselfThroughItsLoopback(String devName) throws Exception {
         World w = LocalWorld.create(1).get(0);
-        try (WorldEndpoints eps = WorldEndpoints.open(w, Devices.byName("sim:mlx5"), SharingConfig.parse("static"), 1, OPTS)) {
-            assertTrue(eps.managers().isEmpty());
-            RankEndpoint re = eps.acquire();
-            assertThrows(IllegalArgumentException.class, () -> re.to(0));
+        try (WorldEndpoints eps = WorldEndpoints.open(w, Devices.byName(devName), SharingConfig.parse("static"), 1, OPTS)) {
+            assertEquals(1, eps.managers().size());
+            try (RankEndpoint re = eps.acquire()) {
+                Endpoint e = re.to(0);
+                assertThrows(IllegalArgumentException.class, () -> re.to(1));
+                assertThrows(IllegalArgumentException.class, () -> re.to(-1));
+                e.sendBuffer().set(JAVA_LONG, 0, 0x5e1fL);
+                assertEquals(Endpoint.OK, e.write(1, 0, 8, 24));
+                assertTrue(re.drain(10_000_000_000L));
+                assertEquals(0x5e1fL, e.targetBuffer().get(JAVA_LONG, 24), "a write to itself lands in its own target buffer");
+            }
             assertThrows(IllegalArgumentException.class, () -> AllToAllCheck.run(eps, 1, 1000));
-            re.close();
         }
     }
 

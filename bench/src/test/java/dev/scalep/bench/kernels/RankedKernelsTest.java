@@ -68,6 +68,20 @@ class RankedKernelsTest {
         }
     }
 
+    @ParameterizedTest(name = "gups {0} {1} {4} ranks={2} threads={3}")
+    @CsvSource({"sim:mlx5,static,1,2,atomic", "sim:mlx5,mpi-everywhere,2,1,atomic", "sim:mlx5,mpi-threads,2,2,atomic",
+            "sim:mlx5,static,2,2,get-put", "sim:efa,static,1,2,get-put", "sim:efa,mpi-everywhere,2,1,get-put",
+            "sim:efa,mpi-threads,2,2,get-put"})
+    void gupsVerifiesForEveryDecomposition(String device, String level, int ranks, int threads, String variant) throws Exception {
+        Gups.Variant v = Gups.Variant.parse(variant);
+        KernelSupport.Result[] rs = onRanks(ranks, device, level, (w, d, cfg) -> Gups.run(w, d, level, cfg, threads, 12, v));
+        for (KernelSupport.Result r : rs) {
+            assertTrue(r.verified(), r.detail());
+            assertEquals(ranks, r.ranks());
+            assertTrue(r.rate() > 0, "a rate in GUP/s");
+        }
+    }
+
     @ParameterizedTest(name = "dgemm {0} {1} ranks={2} threads={3}")
     @CsvSource({"sim:mlx5,static,2,2", "sim:mlx5,mpi-threads,3,2", "sim:efa,static,2,1", "sim:efa,mpi-threads,3,2"})
     void dgemmVerifiesWithTheMatricesOnRankZero(String device, String level, int ranks, int threads) throws Exception {

@@ -1297,7 +1297,14 @@ public abstract class VerbsBehaviourSuite {
         try (Pair p = atomicPair(Access.ALL_RDMA | Access.REMOTE_ATOMIC); SendWorkRequests w = new SendWorkRequests(2, 1)) {
             addAtomic(p, w, 1, Opcode.ATOMIC_FETCH_AND_ADD, 0, p.b.mrAddress() + 1028, 1, 0);
             addAtomic(p, w, 2, Opcode.ATOMIC_FETCH_AND_ADD, 8, p.b.mrAddress() + 1032, 1, 0);
-            post(p.a.qp, w);
+            int rc = p.a.qp.postSend(w);
+            if (rc == Errno.EINVAL && fixture().requester().name().startsWith("rxe")) {
+                // rxe's provider checks the alignment when posting (mlx5 and the sim let the responder refuse it).
+                assertEquals(0, w.badIndex(), "the misaligned request is the one refused");
+                assertArrayEquals(new byte[16], p.b.bytes(1024, 16), "target memory unchanged");
+                return;
+            }
+            assertEquals(0, rc, "post");
             List<Wc> c = poll(p.a.cq, 2);
             assertEquals(WcStatus.REM_INV_REQ_ERR, c.get(0).status(), c.toString());
             assertEquals(1, c.get(0).wrId());

@@ -1,0 +1,374 @@
+package dev.scalep.bench;
+
+import dev.scalep.endpoints.Completion;
+import dev.scalep.endpoints.Endpoint;
+import dev.scalep.endpoints.EndpointOptions;
+import dev.scalep.endpoints.RankEndpoint;
+import dev.scalep.endpoints.Window;
+import dev.scalep.endpoints.WorldEndpoints;
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.spmd.World;
+import dev.scalep.verbs.Device;
+import org.HdrHistogram.Histogram;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * ucx_perftest's one-sided tests over scalep windows, between two ranks: rank 0 initiates, rank 1
+ * is the target (and, in the put latency test, answers). Written with the public endpoint API only.
+ * Each of {@code T} initiator threads has its own endpoint and its own slot of the target window
+ * and runs {@code n / T} measured iterations after {@code w / T} warm-up ones.
+ *
+ * <p>What an iteration is, per test (as ucx_perftest defines them):
+ * <ul>
+ * <li>{@code ucp_put_bw}: a put of {@code -s} bytes; the puts stream (postlist and unsignaled
+ *     completions as the endpoint options say) and one flush at the end counts in the time;
+ * <li>{@code ucp_put_lat}: ping-pong of puts; each side waits for the other's put to land in its
+ *     memory (an iteration stamp in the message's last 8 bytes) before putting back; latency is
+ *     half the round trip;
+ * <li>{@code ucp_get}: a get and a flush (the bytes are here);
+ * <li>{@code ucp_fadd}, {@code ucp_cswap}: the atomic and a flush (its result is here);
+ *     {@code ucp_swap}: the swap, which is a loop of compare-and-swaps on verbs;
+ * <li>{@code ucp_add}: a non-fetching add; the adds stream and one flush at the end counts.
+ * </ul>
+ * The atomic tests check their effect on the target word afterwards (adds add up exactly).
+ */
+public final class Perftest {
+    /** The tests, by ucx_perftest's names. */
+    public enum Test {
+        UCP_PUT_BW("ucp_put_bw", false), UCP_PUT_LAT("ucp_put_lat", true), UCP_GET("ucp_get", true),
+        UCP_ADD("ucp_add", false), UCP_FADD("ucp_fadd", true), UCP_SWAP("ucp_swap", true), UCP_CSWAP("ucp_cswap", true);
+
+        private final String label;
+        private final boolean latency;
+
+        Test(String label, boolean latency) {
+            this.label = label;
+            this.latency = latency;
+        }
+
+        /** ucx_perftest's name of the test. */
+        public String label() {
+            return label;
+        }
+
+        /** Whether each iteration is timed (latency tests) rather than the whole stream (bandwidth tests). */
+        public boolean latency() {
+            return latency;
+        }
+
+        /** Whether the test is an atomic (8-byte operands only). */
+        public boolean atomic() {
+            return this == UCP_ADD || this == UCP_FADD || this == UCP_SWAP || this == UCP_CSWAP;
+        }
+
+        /** The test named {@code s}; throws {@link IllegalArgumentException} listing the names. */
+        public static Test parse(String s) {
+            for (Test t : values()) {
+                if (t.label.equals(s.toLowerCase(Locale.ROOT))) {
+                    return t;
+                }
+            }
+            StringBuilder b = new StringBuilder();
+            for (Test t : values()) {
+                b.append(b.isEmpty() ? "" : ", ").append(t.label);
+            }
+            throw new IllegalArgumentException("unknown test '" + s + "'; one of " + b);
+        }
+    }
+
+    /** What to run: {@code size} bytes, {@code iterations} measured and {@code warmup} untimed in all, over {@code threads}. */
+    public record Params(Test test, int size, long iterations, long warmup, int threads) {
+        /** Refuse what the test cannot do, before anything runs. */
+        public Params {
+            if (test.atomic() && size != Long.BYTES) {
+                throw new IllegalArgumentException("-s " + size + ": " + test.label() + " operates on 64-bit words; use -s 8");
+            }
+            if (test == Test.UCP_PUT_LAT && size < Long.BYTES) {
+                throw new IllegalArgumentException("-s " + size + ": ucp_put_lat needs at least 8 bytes (the arrival stamp)");
+            }
+            if (size < 1 || size > (1 << 30)) {
+                throw new IllegalArgumentException("-s " + size + " must be between 1 and 1073741824 bytes");
+            }
+            if (threads < 1 || threads > 256) {
+                throw new IllegalArgumentException("-T " + threads + " must be between 1 and 256");
+            }
+            if (iterations < threads) {
+                throw new IllegalArgumentException("-n " + iterations + " must be at least one iteration per thread (-T " + threads + ")");
+            }
+            if (warmup < 0) {
+                throw new IllegalArgumentException("-w " + warmup + " must not be negative");
+            }
+        }
+    }
+
+    /**
+     * The outcome as ucx_perftest reports it: latency (median and mean of the timed iterations, and
+     * "overall": the run's time per iteration and thread) in microseconds, bandwidth in
+     * MB/s (2^20 bytes), message rate in messages per second; {@code checked} is false when the
+     * target's words did not add up.
+     */
+    public record Result(Test test, int size, long iterations, int threads, double seconds, double p50Us, double averageUs,
+                         double overallUs, double bandwidthMBs, double messageRate, boolean checked, String detail) {
+    }
+
+    private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(60);
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+
+    private Perftest() {
+    }
+
+    /** Run {@code p} at sharing level {@code cfg}; every rank of the two calls it; both get the result. */
+    public static Result run(World world, Device device, SharingConfig cfg, EndpointOptions opts, Params p)
+            throws InterruptedException {
+        if (world.size() != 2) {
+            throw new IllegalArgumentException("perftest runs between exactly 2 ranks (rank 0 initiates, rank 1 is the target); "
+                    + "this job has " + world.size());
+        }
+        int me = world.rank();
+        int threads = p.threads();
+        long slot = Math.max(64, (p.size() + 63L) & ~63L);
+        try (WorldEndpoints we = WorldEndpoints.open(world, device, cfg, threads, opts)) {
+            Window target = we.allocateWindow(slot * threads);
+            Window local = we.allocateWindow(slot * threads);
+            try {
+                world.barrier();
+                double[] seconds = new double[threads];
+                Histogram[] hist = new Histogram[threads];
+                AtomicReference<Throwable> failure = new AtomicReference<>();
+                CyclicBarrier measured = new CyclicBarrier(threads);
+                List<Thread> workers = new ArrayList<>();
+                boolean active = me == 0 || p.test() == Test.UCP_PUT_LAT;
+                for (int t = 0; active && t < threads; t++) {
+                    int th = t;
+                    hist[t] = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+                    long warm = p.warmup() / threads + (t < p.warmup() % threads ? 1 : 0);
+                    long iters = p.iterations() / threads + (t < p.iterations() % threads ? 1 : 0);
+                    workers.add(Thread.ofPlatform().name("perftest-" + me + "-" + t).start(() -> {
+                        try (RankEndpoint re = we.acquire()) {
+                            Worker w = new Worker(re, p.test(), me, target, local, th * slot, p.size(), hist[th]);
+                            w.run(warm, 0);
+                            hist[th].reset();
+                            measured.await(TIMEOUT_NANOS, TimeUnit.NANOSECONDS);
+                            long t0 = System.nanoTime();
+                            w.run(iters, warm);
+                            seconds[th] = (System.nanoTime() - t0) / 1e9;
+                        } catch (Throwable x) {
+                            failure.compareAndSet(null, x);
+                            measured.reset();
+                        }
+                    }));
+                }
+                for (Thread w : workers) {
+                    w.join();
+                }
+                Throwable f = failure.get();
+                String error = f == null ? "" : String.valueOf(f.getMessage() != null ? f.getMessage() : f);
+                world.barrier(); // the initiator's operations are complete at the target
+                String detail = me == 1 ? check(p, target, threads, slot) : "";
+                return combine(world, p, seconds, hist, error, detail);
+            } finally {
+                world.barrier();
+                local.close();
+                target.close();
+            }
+        }
+    }
+
+    /** On the target after an atomic test: each thread's word holds what its operations made of it. */
+    private static String check(Params p, Window target, int threads, long slot) {
+        if (p.test() != Test.UCP_ADD && p.test() != Test.UCP_FADD) {
+            return "";
+        }
+        for (int t = 0; t < threads; t++) {
+            long want = p.warmup() / threads + (t < p.warmup() % threads ? 1 : 0)
+                    + p.iterations() / threads + (t < p.iterations() % threads ? 1 : 0);
+            long got = target.local().get(ValueLayout.JAVA_LONG, t * slot);
+            if (got != want) {
+                return "thread " + t + "'s word on the target is " + got + " after " + want + " adds of 1";
+            }
+        }
+        return "";
+    }
+
+    private static Result combine(World world, Params p, double[] seconds, Histogram[] hist, String error, String detail) {
+        double slowest = 0;
+        Histogram all = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+        for (int t = 0; t < seconds.length; t++) {
+            slowest = Math.max(slowest, seconds[t]);
+            if (hist[t] != null) {
+                all.add(hist[t]);
+            }
+        }
+        byte[] e = (error + "\n" + detail).getBytes(StandardCharsets.UTF_8);
+        ByteBuffer mine = ByteBuffer.allocate(24 + e.length);
+        mine.putDouble(slowest).putDouble(all.getTotalCount() == 0 ? 0 : all.getValueAtPercentile(50) / 1e3)
+                .putDouble(all.getTotalCount() == 0 ? 0 : all.getMean() / 1e3).put(e);
+        byte[][] both = world.allgather(mine.array());
+        ByteBuffer r0 = ByteBuffer.wrap(both[0]);
+        double secs = r0.getDouble();
+        double p50 = r0.getDouble();
+        double mean = r0.getDouble();
+        StringBuilder problems = new StringBuilder();
+        for (byte[] b : both) {
+            String[] parts = new String(b, 24, b.length - 24, StandardCharsets.UTF_8).split("\n", 2);
+            for (String s : parts) {
+                if (!s.isEmpty()) {
+                    problems.append(problems.isEmpty() ? "" : "; ").append(s);
+                }
+            }
+        }
+        long n = p.iterations();
+        double perThread = (double) n / p.threads();
+        // Per-thread time per operation, as ucx_perftest's "overall" (half a round trip for put latency).
+        double overallUs = secs / perThread * 1e6 / (p.test() == Test.UCP_PUT_LAT ? 2 : 1);
+        double rate = p.test().latency() ? p.threads() / (overallUs / 1e6) : n / secs;
+        double bw = rate * p.size() / (1 << 20);
+        if (!p.test().latency()) {
+            mean = overallUs;
+        }
+        return new Result(p.test(), p.size(), n, p.threads(), secs, p50, mean, overallUs, bw, rate, problems.isEmpty(),
+                problems.toString());
+    }
+
+    /** One initiator (or, in ucp_put_lat, answering) thread. */
+    private static final class Worker {
+        private final RankEndpoint re;
+        private final Test test;
+        private final int me;
+        private final int peer;
+        private final Window target;
+        private final Window local;
+        private final MemorySegment mine;
+        private final MemorySegment landing;
+        private final long off;
+        private final int size;
+        private final Histogram hist;
+        private final Completion c = new Completion();
+
+        Worker(RankEndpoint re, Test test, int me, Window target, Window local, long off, int size, Histogram hist) {
+            this.re = re;
+            this.test = test;
+            this.me = me;
+            this.peer = 1 - me;
+            this.target = target;
+            this.local = local;
+            this.mine = local.local();
+            this.landing = target.local();
+            this.off = off;
+            this.size = size;
+            this.hist = hist;
+        }
+
+        /** {@code n} iterations, numbered from {@code first} (stamps of the put ping-pong). */
+        void run(long n, long first) {
+            switch (test) {
+                case UCP_PUT_BW -> stream(n, false);
+                case UCP_ADD -> stream(n, true);
+                case UCP_PUT_LAT -> pingPong(n, first);
+                default -> blocking(n);
+            }
+        }
+
+        private void stream(long n, boolean add) {
+            for (long i = 0; i < n; i++) {
+                int rc;
+                while ((rc = add ? re.add(peer, target, off, 1) : re.put(peer, target, off, local, off, size))
+                        == Endpoint.BACK_PRESSURED) {
+                    re.poll(c);
+                }
+                check(rc);
+            }
+            flush();
+        }
+
+        private void blocking(long n) {
+            for (long i = 0; i < n; i++) {
+                long t0 = System.nanoTime();
+                int rc;
+                while ((rc = once(i)) == Endpoint.BACK_PRESSURED) {
+                    re.poll(c);
+                }
+                check(rc);
+                if (test != Test.UCP_SWAP) {
+                    flush();
+                }
+                hist.recordValue(Math.min(System.nanoTime() - t0, hist.getHighestTrackableValue()));
+            }
+        }
+
+        private int once(long i) {
+            return switch (test) {
+                case UCP_GET -> re.get(peer, target, off, local, off, size);
+                case UCP_FADD -> re.fetchAdd(peer, target, off, 1, local, off);
+                case UCP_CSWAP -> re.compareAndSwap(peer, target, off, i, i + 1, local, off);
+                default -> re.swap(peer, target, off, i, local, off);
+            };
+        }
+
+        private void pingPong(long n, long first) {
+            long stampAt = off + size - Long.BYTES;
+            for (long i = first + 1; i <= first + n; i++) {
+                long t0 = System.nanoTime();
+                if (me == 0) {
+                    send(i, stampAt);
+                    await(i, stampAt);
+                } else {
+                    await(i, stampAt);
+                    send(i, stampAt);
+                }
+                hist.recordValue(Math.min((System.nanoTime() - t0) / 2, hist.getHighestTrackableValue()));
+            }
+            flush();
+        }
+
+        private void send(long stamp, long stampAt) {
+            LONG.set(mine, stampAt, stamp);
+            int rc;
+            while ((rc = re.put(peer, target, off, local, off, size)) == Endpoint.BACK_PRESSURED) {
+                re.poll(c);
+            }
+            check(rc);
+        }
+
+        private void await(long stamp, long stampAt) {
+            long deadline = 0;
+            int spins = 0;
+            while ((long) LONG.getAcquire(landing, stampAt) != stamp) {
+                re.poll(c); // completions of this side's puts, so its send queue drains
+                if (++spins == 4096) {
+                    spins = 0;
+                    long now = System.nanoTime();
+                    if (deadline == 0) {
+                        deadline = now + TIMEOUT_NANOS;
+                    } else if (now > deadline) {
+                        throw new IllegalStateException("ucp_put_lat: rank " + peer + "'s put " + stamp + " did not arrive in 60 s");
+                    }
+                }
+            }
+        }
+
+        private void flush() {
+            if (!re.flush()) {
+                throw new IllegalStateException(test.label() + ": an operation to rank " + peer + " failed or did not complete "
+                        + "in 60 s: " + Endpoint.outcomeName(re.firstErrorStatus(peer)));
+            }
+        }
+
+        private void check(int rc) {
+            if (rc != Endpoint.OK) {
+                throw new IllegalStateException(test.label() + ": the post was refused: " + Endpoint.outcomeName(rc));
+            }
+        }
+    }
+}

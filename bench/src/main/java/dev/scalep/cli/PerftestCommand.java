@@ -1,0 +1,189 @@
+package dev.scalep.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.scalep.bench.Perftest;
+import dev.scalep.endpoints.EndpointOptions;
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.spmd.Bootstrap;
+import dev.scalep.spmd.LocalWorld;
+import dev.scalep.spmd.Output;
+import dev.scalep.spmd.World;
+import dev.scalep.verbs.AtomicCap;
+import dev.scalep.verbs.Device;
+import dev.scalep.verbs.Devices;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * {@code scalep perftest}: ucx_perftest's one-sided tests over scalep windows, with its flags and
+ * its columns, so the two can be run side by side.
+ */
+@Command(name = "perftest", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"ucx_perftest's one-sided tests through scalep windows between two ranks (rank 0 initiates, "
+                + "rank 1 is the target): the same test names, the -s/-n/-w/-T flags and the same columns (latency or "
+                + "overhead in usec, bandwidth in MB/s, message rate in msg/s). Under `mpirun -np 2` the ranks are "
+                + "processes; alone, two ranks run as threads of this process.",
+                "Latency tests time every iteration (ucp_put_lat: half a ping-pong round trip; ucp_get, ucp_fadd, "
+                        + "ucp_cswap, ucp_swap: the operation and a flush); bandwidth tests (ucp_put_bw, ucp_add) time the "
+                        + "stream and its final flush, and print 0 in the percentile column as ucx_perftest does.",
+                "Exit status 1 when an operation fails or an atomic test's words do not add up."},
+        footer = {"", "Examples:",
+                "  ./scalep perftest -t ucp_put_bw -s 8 -n 4000000",
+                "  mpirun -np 2 ./scalep perftest -t ucp_fadd -s 8 -n 1000000 --json",
+                "  UCX_TLS=posix,self ucx_perftest localhost -t ucp_fadd -s 8 -n 1000000   (the same test in UCX)"})
+final class PerftestCommand implements Callable<Integer> {
+    @Option(names = "-t", paramLabel = "TEST", required = true,
+            description = "ucp_put_bw, ucp_put_lat, ucp_get, ucp_add, ucp_fadd, ucp_swap or ucp_cswap.")
+    String test;
+
+    @Option(names = "-s", paramLabel = "SIZE", description = "Message bytes (default ${DEFAULT-VALUE}; atomics take 8 only).")
+    int size = 8;
+
+    @Option(names = "-n", paramLabel = "ITERS", description = "Measured iterations in all threads (default ${DEFAULT-VALUE}).")
+    long iterations = 1_000_000;
+
+    @Option(names = "-w", paramLabel = "ITERS", description = "Warm-up iterations in all threads (default ${DEFAULT-VALUE}).")
+    long warmup = 10_000;
+
+    @Option(names = "-T", paramLabel = "THREADS", description = "Initiator threads, one endpoint each (default ${DEFAULT-VALUE}).")
+    int threads = 1;
+
+    @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}).")
+    String device = Devices.DEFAULT;
+
+    @Option(names = "--category", paramLabel = "LEVEL",
+            description = "Sharing level of each rank's endpoints, a category or an axes form (default ${DEFAULT-VALUE}).")
+    String category = "mpi-everywhere";
+
+    @Option(names = "--postlist", paramLabel = "P", description = "Bandwidth tests: work requests per doorbell (default ${DEFAULT-VALUE}).")
+    int postlist = EndpointOptions.DEFAULTS.postlist();
+
+    @Option(names = "--unsignaled", paramLabel = "Q", description = "Bandwidth tests: one signaled completion every Q (default ${DEFAULT-VALUE}).")
+    int unsignaled = EndpointOptions.DEFAULTS.signalEvery();
+
+    @Option(names = "--json", description = "Print the result as one JSON object instead of the table.")
+    boolean json;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        Perftest.Params p;
+        try {
+            p = new Perftest.Params(Perftest.Test.parse(test), size, iterations, warmup, threads);
+        } catch (IllegalArgumentException e) {
+            throw new UserException(e.getMessage());
+        }
+        boolean stream = !p.test().latency();
+        Checks.refuseUnless(spec, "--postlist", stream, "latency tests post every operation at once (postlist 1)");
+        Checks.refuseUnless(spec, "--unsignaled", stream, "latency tests wait for every operation");
+        Checks.range("--postlist", postlist, 1, 1024, "");
+        Checks.range("--unsignaled", unsignaled, 1, 1024, "");
+        SharingConfig cfg;
+        try {
+            cfg = SharingConfig.parse(category);
+            cfg.checkThreads(threads);
+        } catch (IllegalArgumentException e) {
+            throw new UserException("--category " + category + ": " + e.getMessage());
+        }
+        Device dev = Devices.byName(device);
+        if (p.test().atomic() && dev.capabilities().atomicCap() == AtomicCap.NONE) {
+            throw new UserException(p.test().label() + ": " + dev.name() + " has no RDMA atomics (atomic_cap NONE)");
+        }
+        int depth = 256;
+        EndpointOptions opts = stream
+                ? EndpointOptions.DEFAULTS.withFeatures(postlist, unsignaled, 0).withDepths(depth, 8).withBuffers(64, 64)
+                : EndpointOptions.DEFAULTS.withFeatures(1, Math.min(unsignaled, 16), 0).withDepths(64, 8).withBuffers(64, 64);
+        if (Bootstrap.launched(System.getenv())) {
+            try (World w = World.open()) {
+                RankAgreement.check(w, spec, Set.of());
+                if (w.size() != 2) {
+                    throw new UserException("perftest runs between 2 ranks; launch it with -np 2 (this job has " + w.size() + ")");
+                }
+                Perftest.Result r = Perftest.run(w, dev, cfg, opts, p);
+                if (w.rank() == 0) {
+                    print(r, dev, w.size() + " processes");
+                }
+                return r.checked() ? 0 : 1;
+            }
+        }
+        List<World> worlds = LocalWorld.create(2);
+        AtomicReferenceArray<Object> out = new AtomicReferenceArray<>(2);
+        List<Thread> ts = new ArrayList<>();
+        for (World w : worlds) {
+            ts.add(Thread.ofPlatform().name("rank-" + w.rank()).start(() -> {
+                try {
+                    out.set(w.rank(), Perftest.run(w, dev, cfg, opts, p));
+                } catch (Throwable t) {
+                    out.set(w.rank(), t);
+                }
+            }));
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        for (int r = 0; r < 2; r++) {
+            if (out.get(r) instanceof RuntimeException e) {
+                throw e;
+            }
+            if (out.get(r) instanceof Throwable t) {
+                throw new IllegalStateException("rank " + r + ": " + t, t);
+            }
+        }
+        Perftest.Result r = (Perftest.Result) out.get(0);
+        print(r, dev, "2 ranks in this process");
+        return r.checked() ? 0 : 1;
+    }
+
+    private void print(Perftest.Result r, Device dev, String where) throws Exception {
+        if (json) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("test", r.test().label());
+            m.put("device", dev.name());
+            m.put("category", category);
+            m.put("ranks", where);
+            m.put("size", r.size());
+            m.put("iterations", r.iterations());
+            m.put("threads", r.threads());
+            m.put("seconds", r.seconds());
+            m.put("latency_p50_us", r.p50Us());
+            m.put(r.test().latency() ? "latency_average_us" : "overhead_average_us", r.averageUs());
+            m.put(r.test().latency() ? "latency_overall_us" : "overhead_overall_us", r.overallUs());
+            m.put("bandwidth_mb_s", r.bandwidthMBs());
+            m.put("message_rate", r.messageRate());
+            m.put("checked", r.checked());
+            if (!r.checked()) {
+                m.put("problem", r.detail());
+            }
+            Output.line(System.out, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+            return;
+        }
+        String rule = "+--------------+--------------+------------------------------+---------------------+-----------------------+";
+        String cells = "+--------------+--------------+----------+---------+---------+----------+----------+-----------+-----------+";
+        Output.line(System.out, "scalep perftest " + r.test().label() + " on " + dev.name() + " (" + category + "), " + where + ", "
+                + r.threads() + " thread" + (r.threads() == 1 ? "" : "s") + ", " + r.size() + " bytes");
+        Output.line(System.out, rule);
+        Output.line(System.out, String.format("|              |              | %s |   bandwidth (MB/s)  |  message rate (msg/s) |",
+                r.test().latency() ? "       latency (usec)       " : "       overhead (usec)      "));
+        Output.line(System.out, cells);
+        Output.line(System.out, "|    Stage     | # iterations | 50.0%ile | average | overall |  average |  overall |  average  |  overall  |");
+        Output.line(System.out, cells);
+        Output.line(System.out, String.format(Locale.ROOT, "Final:    %18d %10.3f %9.3f %9.3f %10.2f %10.2f %11.0f %11.0f",
+                r.iterations(), r.p50Us(), r.averageUs(), r.overallUs(), r.bandwidthMBs(), r.bandwidthMBs(),
+                r.messageRate(), r.messageRate()));
+        if (!r.checked()) {
+            Output.line(System.err, "perftest: " + r.detail());
+        }
+    }
+}

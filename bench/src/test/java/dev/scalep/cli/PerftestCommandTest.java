@@ -1,0 +1,72 @@
+package dev.scalep.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.scalep.spmd.Launch;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code scalep perftest}: ucx_perftest's one-sided tests over windows, in one process and under mpirun. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PerftestCommandTest {
+    @ParameterizedTest(name = "{0} on {1}")
+    @CsvSource({"ucp_put_bw, sim:mlx5", "ucp_put_lat, sim:mlx5", "ucp_get, sim:mlx5", "ucp_add, sim:mlx5", "ucp_fadd, sim:mlx5",
+            "ucp_swap, sim:mlx5", "ucp_cswap, sim:mlx5", "ucp_put_bw, sim:efa", "ucp_put_lat, sim:efa", "ucp_get, sim:efa"})
+    void eachTestRunsBetweenTwoRanksOfThisProcess(String test, String device) throws Exception {
+        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", test, "-s", "8", "-n", "3000", "-w", "100", "-T", "2",
+                "--device", device, "--json");
+        assertEquals(0, r.rc(), r.out() + r.err());
+        JsonNode j = new ObjectMapper().readTree(r.out());
+        assertEquals(test, j.get("test").asText());
+        assertEquals(3000, j.get("iterations").asLong());
+        assertTrue(j.get("checked").asBoolean(), r.out());
+        assertTrue(j.get("message_rate").asDouble() > 0, r.out());
+        assertTrue(j.get("bandwidth_mb_s").asDouble() > 0, r.out());
+    }
+
+    @Test
+    void theTablePrintsUcxPerftestsColumns() {
+        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", "ucp_fadd", "-n", "2000");
+        assertEquals(0, r.rc(), r.out() + r.err());
+        assertTrue(r.out().contains("|    Stage     | # iterations | 50.0%ile | average | overall |  average |  overall |  average  |  overall  |"),
+                r.out());
+        assertTrue(r.out().contains("latency (usec)"), r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.matches("Final: +2000( +[0-9.]+){7}")), r.out());
+    }
+
+    @Test
+    void mistakesExitTwoWithoutStackTrace() {
+        for (String[] args : new String[][]{
+                {"perftest", "-t", "ucp_put_zz"},
+                {"perftest", "-t", "ucp_fadd", "-s", "16"},
+                {"perftest", "-t", "ucp_put_lat", "-s", "4"},
+                {"perftest", "-t", "ucp_put_bw", "-n", "1", "-T", "2"},
+                {"perftest", "-t", "ucp_get", "--postlist", "8"},
+                {"perftest", "-t", "ucp_fadd", "--device", "sim:efa"},
+                {"perftest", "-t", "ucp_put_bw", "--category", "bogus"},
+                {"perftest"}}) {
+            SweepCommandTest.Run r = SweepCommandTest.run(args);
+            assertEquals(2, r.rc(), String.join(" ", args) + ": " + r.err());
+            assertFalse(r.err().contains("\tat "), r.err());
+        }
+    }
+
+    @Test
+    void underMpirunRankZeroInitiatesAndPrintsOnce() throws Exception {
+        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", "ucp_fadd", "-n", "5000", "-T", "2")),
+                Map.of(), 110);
+        assertEquals(0, r.exit(), r.output());
+        assertEquals(1, r.lines().stream().filter(l -> l.startsWith("scalep perftest ucp_fadd on sim:mlx5 (mpi-everywhere), "
+                + "2 processes, 2 threads")).count(), r.output());
+        assertEquals(1, r.lines().stream().filter(l -> l.startsWith("Final:")).count(), r.output());
+    }
+}
