@@ -70,13 +70,20 @@ final class SimLock {
         return false;
     }
 
-    /** Release one hold (by the owner only); the last release publishes with a release store. */
+    /**
+     * Release one hold (by the owner only). The last release is a volatile store, not only a
+     * release store: the simulator's hand-off ({@code SimQp.kick}) has a thread that fails
+     * {@link #tryLock} leave a flag for the holder, and the holder read that flag after unlocking.
+     * A release store may be ordered after that read (x86's store buffer does it), so the holder
+     * would read the old flag while the other thread still saw the lock held, and the work would
+     * be lost: a request that waited on another process then never ran again.
+     */
     void unlock() {
         if (owner != Thread.currentThread()) {
             throw new IllegalMonitorStateException("sim lock released by a thread that does not hold it");
         }
         if (--holds == 0) {
-            OWNER.setRelease(this, (Thread) null);
+            OWNER.setVolatile(this, (Thread) null);
         }
     }
 
