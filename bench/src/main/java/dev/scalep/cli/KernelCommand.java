@@ -29,7 +29,7 @@ import com.sun.management.OperatingSystemMXBean;
                 "stencil: 5-point Jacobi with row strips and halo exchange with both neighbours (rate in Mcell/s).",
                 "gups: HPC Challenge RandomAccess on a table of 2^size words spread over the ranks' windows, four updates "
                         + "per word, each a remote compare-and-swap XOR (--variant atomic, exact) or a get and a put "
-                        + "(--variant get-put, up to 1% wrong words allowed) (rate in GUP/s).",
+                        + "(--variant get-put, up to 1%% wrong words allowed) (rate in GUP/s).",
                 "Exit status 1 when any result does not verify."},
         footer = {"", "Examples:",
                 "  scalep kernel dgemm --threads 4 --size 256 \\",

@@ -16,12 +16,15 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *
  * <p>A fetch-and-add, compare-and-swap, swap or add is a send with immediate {@link #IMM_REQUEST}
  * of {@value #MESSAGE_BYTES} bytes from one of the initiating thread's {@value #SLOTS} staging slots
- * into a receive of the target rank. Whichever of the target's endpoints takes the receive applies
- * the operation to its window word with a CPU atomic instruction (every emulated atomic on a word
- * is applied this way by the process that owns it, so they are atomic against each other, from
- * any number of target threads serving at once), writes the word's previous value and a status
- * into the message where it lies, and sends it back from the same receive slot (immediate
- * {@link #IMM_REPLY}), which it posts again once that send completes. Whichever of the initiating
+ * into a receive of the target rank. Whichever of the target's endpoints takes the receive copies
+ * the message into the reply buffer's slot of its initiating rank, thread and staging slot (one
+ * slot per request that can be in flight in the world, so replies never wait for one), posts the
+ * receive again at once, applies the operation to its window word with a CPU atomic instruction
+ * (every emulated atomic on a word is applied this way by the process that owns it, so they are
+ * atomic against each other, from any number of target threads serving at once), writes the
+ * word's previous value and a status into the copy, and sends it back (immediate
+ * {@link #IMM_REPLY}). No receive ever waits on a send, so requests and replies crossing between
+ * ranks whose send queues are full cannot wait on each other. Whichever of the initiating
  * rank's endpoints takes the reply stores the value into the result window, frees the staging
  * slot and counts the reply for the initiating thread; a flush waits for that count.
  *
@@ -48,6 +51,9 @@ final class AtomicEmulation implements Endpoint.Emulation {
 
     private final boolean connectionless;
     private final int threads;
+    private final int ranks;
+    /** {@code ranks * threads * SLOTS} reply slots of {@value #SLOT_BYTES} bytes, registered on every PD. */
+    final MemorySegment replies;
     /** This rank's part of each open window, by id (set before the handles are exchanged). */
     private final AtomicReferenceArray<MemorySegment> windows = new AtomicReferenceArray<>(WorldEndpoints.MAX_WINDOWS);
     /** Per initiating thread: replies taken (by any thread of the rank). */
@@ -62,9 +68,12 @@ final class AtomicEmulation implements Endpoint.Emulation {
     final MemorySegment staging;
     final int[] stagingLkey;
 
-    AtomicEmulation(boolean connectionless, int threads, MemorySegment staging, int[] stagingLkey) {
+    AtomicEmulation(boolean connectionless, int ranks, int threads, MemorySegment staging, int[] stagingLkey,
+                    MemorySegment replies) {
         this.connectionless = connectionless;
+        this.ranks = ranks;
         this.threads = threads;
+        this.replies = replies;
         this.staging = staging;
         this.stagingLkey = stagingLkey;
         this.done = new AtomicLongArray(threads);
@@ -136,9 +145,18 @@ final class AtomicEmulation implements Endpoint.Emulation {
             return false;
         }
         if (imm == IMM_REQUEST) {
-            serve(region, offset);
             int rank = Short.toUnsignedInt(region.get(ValueLayout.JAVA_SHORT_UNALIGNED, offset + 38));
-            e.reply(slot, connectionless ? rank : 0);
+            int thread = Short.toUnsignedInt(region.get(ValueLayout.JAVA_SHORT_UNALIGNED, offset + 34));
+            int staged = Short.toUnsignedInt(region.get(ValueLayout.JAVA_SHORT_UNALIGNED, offset + 36));
+            if (rank >= ranks || thread >= threads || staged >= SLOTS) {
+                e.repostSlot(slot); // names no staging slot of this world: nobody waits for a reply
+                return true;
+            }
+            long at = (((long) rank * threads + thread) * SLOTS + staged) * SLOT_BYTES;
+            MemorySegment.copy(region, offset, replies, at, MESSAGE_BYTES);
+            e.repostSlot(slot);
+            serve(replies, at);
+            e.reply(replies.address() + at, connectionless ? rank : 0);
         } else {
             settle(region, offset);
             e.repostSlot(slot);

@@ -56,12 +56,10 @@ public final class Endpoint implements AutoCloseable {
     public static final long REPOSTED = -1;
     /** User id of the zero-byte signaled write {@link #flush()} posts to retire unsignaled work; never delivered. */
     static final long FLUSH_ID = WrIds.USER_MASK;
-    /**
-     * The top {@value #RESERVED_COUNT} ids below {@link #FLUSH_ID} are the runtime's: a reply of the
-     * atomics emulation names the receive slot it is sent from as {@code REPLY_IDS + slot}.
-     */
-    static final int RESERVED_COUNT = 1 << 16;
-    static final long REPLY_IDS = FLUSH_ID - RESERVED_COUNT;
+    /** User id of the atomics emulation's replies (the one other id the runtime keeps); never delivered. */
+    static final long REPLY_ID = FLUSH_ID - 1;
+    /** Ids the runtime keeps at the top of the range: {@link #REPLY_ID} and {@link #FLUSH_ID}. */
+    static final int RESERVED_COUNT = 2;
 
     /**
      * What serves the atomics emulation on a device without RDMA atomics ({@link WorldEndpoints}):
@@ -71,8 +69,9 @@ public final class Endpoint implements AutoCloseable {
         /**
          * Take the receive in slot {@code slot} ({@code length} bytes at {@code offset} of
          * {@code region}, immediate {@code imm}) if it is an emulation message, and return true; the
-         * slot then belongs to the emulation, which gives it back with {@link Endpoint#reply} or
-         * {@link Endpoint#repostSlot}. False leaves it to the endpoint's caller. Does not allocate.
+         * slot then belongs to the emulation, which gives it back with {@link Endpoint#repostSlot}
+         * (at once: no receive waits on anything) and may send a reply with {@link Endpoint#reply}.
+         * False leaves it to the endpoint's caller. Does not allocate.
          */
         boolean receive(Endpoint e, int slot, MemorySegment region, long offset, int imm, int length);
     }
@@ -140,9 +139,15 @@ public final class Endpoint implements AutoCloseable {
     private int heldCount;
     /** The atomics emulation this endpoint serves (null on devices with RDMA atomics, and outside worlds). */
     private Emulation emulation;
-    /** Replies the send queue refused for now: receive slot and peer index, retried at each progress. */
-    private final int[] backlogSlot;
-    private final int[] backlogPeer;
+    /** Key of the emulation's reply buffer on this endpoint's PD. */
+    private int replyLkey;
+    /**
+     * Replies the send queue refused for now (address in the emulation's reply buffer, peer index),
+     * retried at each progress; as long as the replies that can be owed at once (every staging
+     * slot of every thread of every rank), so it never overflows.
+     */
+    private long[] backlogAddr = new long[0];
+    private int[] backlogPeer = new int[0];
     private int backlogHead;
     private int backlogCount;
     /** Whether a reply may sit staged (not posted): each progress call posts it. */
@@ -184,8 +189,6 @@ public final class Endpoint implements AutoCloseable {
         this.heldLen = new int[held];
         this.heldFlags = new int[held];
         this.heldOpcode = new int[held];
-        this.backlogSlot = new int[receives.slots()];
-        this.backlogPeer = new int[receives.slots()];
         this.counters = new EndpointCounters("m" + manager.serial() + ".ep" + index);
     }
 
@@ -352,17 +355,17 @@ public final class Endpoint implements AutoCloseable {
     /**
      * What this endpoint knows is checked at the call, before anything is staged: a local range
      * outside its {@code bufferBytes} buffer, a remote range outside the peer's, and a wr id that
-     * does not fit the {@link WrIds#USER_BITS} bits it travels in (the top value is reserved for
-     * {@link #flush()}) throw {@link IllegalArgumentException} instead of failing later on the
+     * does not fit the {@link WrIds#USER_BITS} bits it travels in (the top two values are the
+     * runtime's: {@link #flush()} and the atomics emulation's replies) throw {@link IllegalArgumentException} instead of failing later on the
      * device, where a protection error would take the QP down. {@code NO_REMOTE}: no remote range
      * (sends). Branches only; nothing is allocated unless it throws.
      */
     private static final int NO_REMOTE = Integer.MIN_VALUE;
 
     private void checkArgs(String op, long wrId, int offset, int length, int remoteOffset) {
-        if (wrId < 0 || wrId >= REPLY_IDS) {
+        if (wrId < 0 || wrId >= REPLY_ID) {
             throw new IllegalArgumentException("endpoint " + index + ": " + op + " wr id " + wrId + " is outside 0.."
-                    + (REPLY_IDS - 1) + " (wr ids travel in " + WrIds.USER_BITS + " bits; the top " + (RESERVED_COUNT + 1)
+                    + (REPLY_ID - 1) + " (wr ids travel in " + WrIds.USER_BITS + " bits; the top " + RESERVED_COUNT
                     + " values are reserved)");
         }
         if (offset < 0 || length < 0 || (long) offset + length > bufferBytes) {
@@ -426,34 +429,42 @@ public final class Endpoint implements AutoCloseable {
         return stage(FLUSH_ID, Opcode.SEND_WITH_IMM, 0, 0, laddr, length, localKey, 0, 0, imm, 0, 0, 0);
     }
 
-    /** Serve {@code e} on this endpoint's receives (set before the endpoint is acquired). */
-    void emulation(Emulation e) {
+    /**
+     * Serve {@code e} on this endpoint's receives (set before the endpoint is acquired); its replies
+     * are sent from memory under {@code replyKey}, at most {@code owed} of them owed at once.
+     */
+    void emulation(Emulation e, int replyKey, int owed) {
         this.emulation = e;
+        this.replyLkey = replyKey;
+        this.backlogAddr = new long[owed];
+        this.backlogPeer = new int[owed];
     }
 
     /**
-     * Send the message in receive slot {@code slot} back to peer {@code peer} (an emulation reply,
-     * rewritten in place by the emulation), signaled; the slot is posted again when the
-     * send completes. When the send queue is full the reply waits in a backlog that every progress
-     * call retries, so this never fails for lack of room. The endpoint stays directed at the peer
-     * it was. Called from this endpoint's polling (the owner thread). Does not allocate.
+     * Send the {@value AtomicEmulation#MESSAGE_BYTES}-byte reply at {@code addr} (in the emulation's
+     * reply buffer) to peer {@code peer}, signaled. When the send queue is full the reply waits in
+     * a backlog that every progress call retries, so this never fails for lack of room; no receive
+     * slot waits for it. The endpoint stays directed at the peer it was. Called from this
+     * endpoint's polling (the owner thread). Does not allocate.
      */
-    void reply(int slot, int peer) {
-        if (backlogCount > 0 || stageReply(slot, peer) == BACK_PRESSURED) {
-            int t = (backlogHead + backlogCount) % backlogSlot.length;
-            backlogSlot[t] = slot;
+    void reply(long addr, int peer) {
+        if (backlogCount > 0 || stageReply(addr, peer) == BACK_PRESSURED) {
+            if (backlogCount == backlogAddr.length) {
+                return; // more replies owed than requests can be in flight: not a request of a peer of this world
+            }
+            int t = (backlogHead + backlogCount) % backlogAddr.length;
+            backlogAddr[t] = addr;
             backlogPeer[t] = peer;
             backlogCount++;
         }
     }
 
-    private int stageReply(int slot, int peer) {
+    private int stageReply(long addr, int peer) {
         int saved = peerIndex;
         if (peer != saved) {
             to(peer);
         }
-        long addr = readAddr + bufferBytes + (long) slot * slotBytes;
-        int rc = stage(REPLY_IDS + slot, Opcode.SEND_WITH_IMM, 0, 0, addr, AtomicEmulation.MESSAGE_BYTES, lkey, 0, 0,
+        int rc = stage(REPLY_ID, Opcode.SEND_WITH_IMM, 0, 0, addr, AtomicEmulation.MESSAGE_BYTES, replyLkey, 0, 0,
                 AtomicEmulation.IMM_REPLY, 0, 0, SendFlags.SIGNALED);
         if (peer != saved) {
             to(saved);
@@ -461,9 +472,8 @@ public final class Endpoint implements AutoCloseable {
         if (rc == OK) {
             replyStaged = true;
             postReplies();
-        } else if (rc != BACK_PRESSURED) {
-            repostSlot(slot); // the device refused the send (the QP stopped): the requester's flush reports it
         }
+        // Any other refusal: the QP stopped, and the requester's flush reports it.
         return rc;
     }
 
@@ -474,10 +484,10 @@ public final class Endpoint implements AutoCloseable {
         }
         while (backlogCount > 0) {
             int h = backlogHead;
-            if (stageReply(backlogSlot[h], backlogPeer[h]) == BACK_PRESSURED) {
+            if (stageReply(backlogAddr[h], backlogPeer[h]) == BACK_PRESSURED) {
                 return;
             }
-            backlogHead = h + 1 == backlogSlot.length ? 0 : h + 1;
+            backlogHead = h + 1 == backlogAddr.length ? 0 : h + 1;
             backlogCount--;
         }
     }
@@ -488,17 +498,12 @@ public final class Endpoint implements AutoCloseable {
     }
 
     /**
-     * Whether {@code c} is the runtime's own: a reply's send completion (its slot is posted again)
-     * or an emulation message the emulation took. Does not allocate.
+     * Whether {@code c} is the runtime's own: a reply's send completion or an emulation message the
+     * emulation took. Does not allocate.
      */
     private boolean internal(RoutedCompletion c) {
         if (!c.isRecv()) {
-            long id = c.wrId();
-            if (id >= REPLY_IDS && id < FLUSH_ID) {
-                postRecv((int) (id - REPLY_IDS));
-                return true;
-            }
-            return false;
+            return c.wrId() == REPLY_ID;
         }
         Emulation em = emulation;
         if (em == null || !c.ok() || !c.hasImm() || c.opcode() != WcOpcode.RECV) {

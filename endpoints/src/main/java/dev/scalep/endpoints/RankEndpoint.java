@@ -3,7 +3,9 @@ package dev.scalep.endpoints;
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -409,6 +411,83 @@ public final class RankEndpoint implements AutoCloseable {
         }
         progressAll();
     }
+
+    /**
+     * Barrier among every thread slot of every rank of the world ({@code threads × ranks}
+     * participants; every slot must call it, each from the thread holding it), which progresses
+     * while it waits, so the emulated atomics of a device without RDMA atomics keep being served.
+     * On return every operation any participant issued before its call is complete at its
+     * target, and this thread's endpoints are quiet (nothing staged, nothing outstanding).
+     * Waits at most 60 s; returns false when that passed or an operation failed.
+     */
+    public boolean barrier() {
+        return barrier(60_000_000_000L);
+    }
+
+    /** As {@link #barrier()}, giving up after {@code timeoutNanos}. */
+    public boolean barrier(long timeoutNanos) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        Window bw = owner.barrierWindow();
+        int ranks = byRank.length;
+        int slots = owner.threads();
+        long epoch = owner.nextBarrierEpoch(index);
+        if (!flush(timeoutNanos)) {
+            return false;
+        }
+        long source = 8L * ((long) ranks * slots + index);
+        MemorySegment local = bw.local();
+        local.set(ValueLayout.JAVA_LONG, source, epoch);
+        long arrival = 8L * ((long) me * slots + index);
+        for (int r = 0; r < ranks; r++) {
+            int rc;
+            while ((rc = put(r, bw, arrival, bw, source, 8)) == Endpoint.BACK_PRESSURED) {
+                progressAll();
+                if (System.nanoTime() - deadline > 0) {
+                    return false;
+                }
+            }
+            if (rc != Endpoint.OK) {
+                return false;
+            }
+        }
+        if (!flush(Math.max(0, deadline - System.nanoTime()))) {
+            return false;
+        }
+        int n = ranks * slots;
+        for (int i = 0, spins = 0; i < n; ) {
+            if ((long) ARRIVAL.getVolatile(local, 8L * i) >= epoch) {
+                i++;
+                continue;
+            }
+            progressAll();
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            if ((++spins & 63) == 0) {
+                Thread.yield();
+            } else {
+                Thread.onSpinWait();
+            }
+        }
+        // Everyone flushed before arriving, so no request reaches this rank any more: what is left
+        // here is replies to emulated atomics that were served and not yet completed.
+        for (Endpoint e : distinct) {
+            while (e.outstanding() > 0 || e.staged() > 0) {
+                if (e.staged() > 0) {
+                    e.flush();
+                }
+                e.progressKeepingReceives();
+                if (System.nanoTime() - deadline > 0) {
+                    return false;
+                }
+                Thread.onSpinWait();
+            }
+        }
+        clearTouchedIfQuiet();
+        return true;
+    }
+
+    private static final VarHandle ARRIVAL = ValueLayout.JAVA_LONG.varHandle();
 
     /**
      * Note that an operation names window {@code w} (a volatile write the first time since the last

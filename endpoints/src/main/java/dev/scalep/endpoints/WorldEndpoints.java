@@ -87,6 +87,13 @@ public final class WorldEndpoints implements AutoCloseable {
     /** The atomics emulation on a device without RDMA atomics (null where the device has them). */
     private AtomicEmulation emulation;
     private int recvSlotBytes;
+    /**
+     * The runtime's own window (id 0) behind {@link RankEndpoint#barrier()}: on every rank one
+     * arrival word per thread slot of every rank, then one source word per local thread slot.
+     */
+    private Window barrierWindow;
+    /** Per local thread slot: the barriers it has entered (touched only by the thread holding the slot). */
+    private final long[] barrierEpoch;
 
     private WorldEndpoints(World world, QpType qpType, int threads, Device device) {
         this.world = world;
@@ -96,6 +103,7 @@ public final class WorldEndpoints implements AutoCloseable {
         this.leased = new RankEndpoint[threads];
         this.byRank = new EndpointManager[world.size()];
         this.taken = new boolean[threads];
+        this.barrierEpoch = new long[threads];
     }
 
     /**
@@ -137,14 +145,19 @@ public final class WorldEndpoints implements AutoCloseable {
                 MemorySegment staging = w.allocate((long) threads * AtomicEmulation.SLOTS * AtomicEmulation.SLOT_BYTES);
                 int[] lkeys = new int[w.managers.size() * w.qpsPerPeer()];
                 w.registerEverywhere(staging, Access.LOCAL_WRITE, w.scratchMrs, lkeys, null);
-                w.emulation = new AtomicEmulation(type.connectionless(), threads, staging, lkeys);
-                for (EndpointManager m : w.managers) {
-                    for (Endpoint e : m.endpoints) {
-                        e.emulation(w.emulation);
+                int owed = p * threads * AtomicEmulation.SLOTS;
+                MemorySegment replies = w.allocate((long) owed * AtomicEmulation.SLOT_BYTES);
+                int[] replyKeys = new int[w.managers.size() * w.qpsPerPeer()];
+                w.registerEverywhere(replies, Access.LOCAL_WRITE, w.scratchMrs, replyKeys, null);
+                w.emulation = new AtomicEmulation(type.connectionless(), p, threads, staging, lkeys, replies);
+                for (int i = 0; i < w.managers.size(); i++) {
+                    for (Endpoint e : w.managers.get(i).endpoints) {
+                        e.emulation(w.emulation, replyKeys[i * w.qpsPerPeer() + e.qpIndex()], owed);
                     }
                 }
             }
             w.recvSlotBytes = o.recvSlotBytes();
+            w.barrierWindow = w.allocateWindow(8L * ((long) p * threads + threads));
             world.barrier();
         } catch (RuntimeException | Error e) {
             release(w.scratchMrs, w.memoryPd);
@@ -223,6 +236,15 @@ public final class WorldEndpoints implements AutoCloseable {
                 maxChunk, device.capabilities().writeWithImm(), scratch.address() + 64L * t, scratchLkey, emulation);
         leased[t] = re;
         return re;
+    }
+
+    Window barrierWindow() {
+        return barrierWindow;
+    }
+
+    /** The next barrier epoch of thread slot {@code slot} (called by the thread holding it). */
+    long nextBarrierEpoch(int slot) {
+        return ++barrierEpoch[slot];
     }
 
     synchronized void release(RankEndpoint e) {
@@ -315,7 +337,8 @@ public final class WorldEndpoints implements AutoCloseable {
         WindowHandle handle = null;
         try {
             if (id == MAX_WINDOWS) {
-                throw new IllegalStateException("rank " + me + " has " + MAX_WINDOWS + " windows open; close one first");
+                throw new IllegalStateException("rank " + me + " has " + MAX_WINDOWS + " windows open (" + (MAX_WINDOWS - 1)
+                        + " of the application's and the runtime's barrier window); close one first");
             }
             int sources = qpType.connectionless() ? 1 : p;
             int[] rkeys = new int[sources * qps];

@@ -21,7 +21,7 @@ class WindowMpirunTest {
         Launch.Result r = Launch.run(Launch.mpirun(ranks, Launch.java(WindowMain.class, device, level, Integer.toString(threads))),
                 Map.of(), 170);
         assertEquals(0, r.exit(), r.output());
-        String scenarios = "[put-get, split, notify, ranges, close, expose, atomics, atomic-errors]";
+        String scenarios = "[put-get, split, notify, ranges, close, expose, atomics, atomic-errors, barrier]";
         for (int rank = 0; rank < ranks; rank++) {
             String line = "windowmain: rank " + rank + " of " + ranks + " on " + device + " " + level + ": passed " + scenarios;
             assertEquals(1, r.lines().stream().filter(line::equals).count(), "rank " + rank + ":\n" + r.output());

@@ -7,6 +7,7 @@ import dev.scalep.verbs.Device;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.BitSet;
 import java.util.HashSet;
@@ -66,9 +67,63 @@ final class WindowSuite {
             ran.add("atomics");
             s.atomicsCheckAlignmentRangeAndState();
             ran.add("atomic-errors");
+            s.theBarrierCompletesEveryThreadsOperationsFirst();
+            ran.add("barrier");
         }
         return ran;
     }
+
+    /**
+     * {@link RankEndpoint#barrier()} among every thread of every rank: each round, every thread puts
+     * the round number into its slot on every rank and adds 1 to a counter on rank 0, neither
+     * flushed, then enters the barrier; after it every slot of every rank shows the round and rank
+     * 0's counter counts every thread's adds (on sim:efa the adds are emulated, so the barrier must
+     * have kept progressing while it waited). A second barrier ends the round before the next
+     * overwrites the slots.
+     */
+    void theBarrierCompletesEveryThreadsOperationsFirst() throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        int rounds = 4;
+        try (Window slots = eps.allocateWindow(8L * p * threads + 8L * threads);
+             Window counter = eps.allocateWindow(64)) {
+            inThreads((t, ep) -> {
+                long src = 8L * p * threads + 8L * t;
+                for (long round = 1; round <= rounds; round++) {
+                    slots.local().set(ValueLayout.JAVA_LONG, src, round);
+                    for (int r = 0; r < p; r++) {
+                        int rc;
+                        while ((rc = ep.put(r, slots, 8L * (me * threads + t), slots, src, 8)) == Endpoint.BACK_PRESSURED) {
+                            ep.progress();
+                        }
+                        check(rc == Endpoint.OK, "put outcome " + Endpoint.outcomeName(rc));
+                    }
+                    int rc;
+                    while ((rc = ep.add(0, counter, 0, 1)) == Endpoint.BACK_PRESSURED) {
+                        ep.progress();
+                    }
+                    check(rc == Endpoint.OK, "add outcome " + Endpoint.outcomeName(rc));
+                    check(ep.barrier(), "barrier of round " + round);
+                    for (int i = 0; i < p * threads; i++) {
+                        long got = (long) VH.getVolatile(slots.local(), 8L * i);
+                        check(got == round, "rank " + me + " thread " + t + " round " + round + ": slot of rank "
+                                + i / threads + " thread " + i % threads + " holds " + got);
+                    }
+                    if (me == 0) {
+                        long c = (long) VH.getVolatile(counter.local(), 0L);
+                        check(c == round * p * threads, "round " + round + ": rank 0's counter " + c + ", expected "
+                                + round * p * threads);
+                    }
+                    for (Endpoint e : ep.distinct()) {
+                        check(e.outstanding() == 0 && e.staged() == 0, "endpoint quiet after the barrier");
+                    }
+                    check(ep.barrier(), "second barrier of round " + round);
+                }
+            });
+        }
+    }
+
+    private static final VarHandle VH = ValueLayout.JAVA_LONG.varHandle();
 
     /** Run {@code body(t)} in {@code threads} threads, each with an acquired {@link RankEndpoint}; rethrow the first failure. */
     void inThreads(ThreadBody body) throws Exception {

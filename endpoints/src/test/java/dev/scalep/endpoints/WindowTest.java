@@ -62,7 +62,7 @@ class WindowTest {
             if (results.get(r) instanceof Throwable t) {
                 throw new AssertionError("rank " + r + " failed: " + t, t);
             }
-            assertEquals(List.of("put-get", "split", "notify", "ranges", "close", "expose", "atomics", "atomic-errors"),
+            assertEquals(List.of("put-get", "split", "notify", "ranges", "close", "expose", "atomics", "atomic-errors", "barrier"),
                     results.get(r), "rank " + r);
         }
     }

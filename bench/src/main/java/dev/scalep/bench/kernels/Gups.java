@@ -102,11 +102,12 @@ public final class Gups {
         long base = (long) me << logLocal;
         long updates = 4 * words;
         long slices = (long) ranks * threads;
-        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(1, 1, 0).withDepths(2 * BATCH, 1).withBuffers(64, 64);
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(1, 1, 0).withDepths(2 * BATCH, BATCH).withBuffers(64, 64);
         try (WorldEndpoints we = WorldEndpoints.open(world, device, cfg, threads, opts)) {
             Window table = we.allocateWindow(localWords * Long.BYTES);
             // Per thread: BATCH result words (what a CAS found, or what a get fetched), then BATCH put sources.
             Window scratch = we.allocateWindow((long) threads * 2 * BATCH * Long.BYTES);
+            KernelSupport.Result result;
             try {
                 MemorySegment local = table.local();
                 for (long i = 0; i < localWords; i++) {
@@ -133,6 +134,11 @@ public final class Gups {
                             Updater u = new Updater(re, table, scratch, slot, words - 1, logLocal, variant, inFlight);
                             attempts[slot] = u.run(from, to);
                             done[slot] = System.nanoTime();
+                            // Every thread of every rank keeps progressing until all are done: on a
+                            // device without RDMA atomics another thread's updates need this one's.
+                            if (!re.barrier()) {
+                                throw new IllegalStateException("gups: the threads' closing barrier failed or took 60 s");
+                            }
                         } catch (Throwable x) {
                             failure.compareAndSet(null, x);
                             start.reset();
@@ -152,13 +158,23 @@ public final class Gups {
                 boolean ok = c.mismatches() <= allowed;
                 String detail = c.mismatches() + " of " + words + " words wrong"
                         + (variant == Variant.ATOMIC ? " (the atomic variant must be exact)" : " (HPCC allows " + (long) allowed + ")");
-                return new KernelSupport.Result("gups", label, ranks, threads, c.seconds(), updates / c.seconds() / 1e9,
+                result = new KernelSupport.Result("gups", label, ranks, threads, c.seconds(), updates / c.seconds() / 1e9,
                         "GUP/s", c.ops() / c.seconds(), ok, detail, null);
-            } finally {
-                world.barrier(); // no rank closes its windows while another may still read them
-                scratch.close();
-                table.close();
+            } catch (RuntimeException | Error | InterruptedException e) {
+                // A failed run must be reported as itself, not as the window close it leaves busy.
+                try {
+                    world.barrier();
+                    scratch.close();
+                    table.close();
+                } catch (RuntimeException closing) {
+                    e.addSuppressed(closing);
+                }
+                throw e;
             }
+            world.barrier(); // no rank closes its windows while another may still read them
+            scratch.close();
+            table.close();
+            return result;
         }
     }
 
