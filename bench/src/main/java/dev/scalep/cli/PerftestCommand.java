@@ -9,7 +9,6 @@ import dev.scalep.spmd.Bootstrap;
 import dev.scalep.spmd.LocalWorld;
 import dev.scalep.spmd.Output;
 import dev.scalep.spmd.World;
-import dev.scalep.verbs.AtomicCap;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import picocli.CommandLine.Command;
@@ -98,9 +97,6 @@ final class PerftestCommand implements Callable<Integer> {
             throw new UserException("--category " + category + ": " + e.getMessage());
         }
         Device dev = Devices.byName(device);
-        if (p.test().atomic() && dev.capabilities().atomicCap() == AtomicCap.NONE) {
-            throw new UserException(p.test().label() + ": " + dev.name() + " has no RDMA atomics (atomic_cap NONE)");
-        }
         int depth = 256;
         EndpointOptions opts = stream
                 ? EndpointOptions.DEFAULTS.withFeatures(postlist, unsignaled, 0).withDepths(depth, 8).withBuffers(64, 64)

@@ -20,7 +20,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class PerftestCommandTest {
     @ParameterizedTest(name = "{0} on {1}")
     @CsvSource({"ucp_put_bw, sim:mlx5", "ucp_put_lat, sim:mlx5", "ucp_get, sim:mlx5", "ucp_add, sim:mlx5", "ucp_fadd, sim:mlx5",
-            "ucp_swap, sim:mlx5", "ucp_cswap, sim:mlx5", "ucp_put_bw, sim:efa", "ucp_put_lat, sim:efa", "ucp_get, sim:efa"})
+            "ucp_swap, sim:mlx5", "ucp_cswap, sim:mlx5", "ucp_put_bw, sim:efa", "ucp_put_lat, sim:efa", "ucp_get, sim:efa",
+            "ucp_add, sim:efa", "ucp_fadd, sim:efa", "ucp_swap, sim:efa", "ucp_cswap, sim:efa"})
     void eachTestRunsBetweenTwoRanksOfThisProcess(String test, String device) throws Exception {
         SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", test, "-s", "8", "-n", "3000", "-w", "100", "-T", "2",
                 "--device", device, "--json");
@@ -51,7 +52,6 @@ class PerftestCommandTest {
                 {"perftest", "-t", "ucp_put_lat", "-s", "4"},
                 {"perftest", "-t", "ucp_put_bw", "-n", "1", "-T", "2"},
                 {"perftest", "-t", "ucp_get", "--postlist", "8"},
-                {"perftest", "-t", "ucp_fadd", "--device", "sim:efa"},
                 {"perftest", "-t", "ucp_put_bw", "--category", "bogus"},
                 {"perftest"}}) {
             SweepCommandTest.Run r = SweepCommandTest.run(args);

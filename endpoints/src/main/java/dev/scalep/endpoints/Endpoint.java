@@ -471,17 +471,21 @@ public final class Endpoint implements AutoCloseable {
         }
         if (rc == OK) {
             replyStaged = true;
-            postReplies();
+            postStagedReply(); // not postReplies: it walks the backlog, and may be what called this
         }
         // Any other refusal: the QP stopped, and the requester's flush reports it.
         return rc;
     }
 
-    /** Post a staged reply and retry the backlog; a no-op when there is none. */
-    private void postReplies() {
+    private void postStagedReply() {
         if (replyStaged && postStaged() == OK) {
             replyStaged = false;
         }
+    }
+
+    /** Post a staged reply and retry the backlog; a no-op when there is none. */
+    private void postReplies() {
+        postStagedReply();
         while (backlogCount > 0) {
             int h = backlogHead;
             if (stageReply(backlogAddr[h], backlogPeer[h]) == BACK_PRESSURED) {

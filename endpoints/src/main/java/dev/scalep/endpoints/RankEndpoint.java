@@ -95,6 +95,11 @@ public final class RankEndpoint implements AutoCloseable {
         return shared ? e.to(rank) : e;
     }
 
+    /** Ranks of the world this endpoint reaches. */
+    public int ranks() {
+        return byRank.length;
+    }
+
     /** This thread's slot, 0..threads-1: it is connected to the same slot on every other rank. */
     public int index() {
         return index;

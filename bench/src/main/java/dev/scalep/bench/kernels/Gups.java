@@ -7,6 +7,7 @@ import dev.scalep.endpoints.Window;
 import dev.scalep.endpoints.WorldEndpoints;
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
+import dev.scalep.verbs.WcStatus;
 import dev.scalep.verbs.Device;
 
 import java.lang.foreign.MemorySegment;
@@ -102,7 +103,13 @@ public final class Gups {
         long base = (long) me << logLocal;
         long updates = 4 * words;
         long slices = (long) ranks * threads;
-        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(1, 1, 0).withDepths(2 * BATCH, BATCH).withBuffers(64, 64);
+        // Receives: on a device without RDMA atomics each update is a request message, and every
+        // thread of every rank may have BATCH of them aimed at one QP; with fewer receives they
+        // meet RNR and are sent again.
+        int receives = device.capabilities().atomicCap().supported() ? BATCH
+                : (int) Math.min(4096, (long) BATCH * threads * ranks);
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(1, 1, 0).withDepths(2 * BATCH, receives)
+                .withBuffers(64, 64);
         try (WorldEndpoints we = WorldEndpoints.open(world, device, cfg, threads, opts)) {
             Window table = we.allocateWindow(localWords * Long.BYTES);
             // Per thread: BATCH result words (what a CAS found, or what a get fetched), then BATCH put sources.
@@ -328,8 +335,25 @@ public final class Gups {
 
         private void flushAll() {
             if (!re.flush()) {
-                throw new IllegalStateException("gups: an update failed or did not complete in 60 s");
+                StringBuilder why = new StringBuilder();
+                for (int r = 0; r < re.ranks(); r++) {
+                    int st = re.firstErrorStatus(r);
+                    if (st != 0) {
+                        why.append(why.isEmpty() ? "" : ", ").append("to rank ").append(r).append(": ")
+                                .append(WcStatus.name(st));
+                    }
+                }
+                throw new IllegalStateException("gups: an update " + (why.isEmpty()
+                        ? "did not complete in 60 s (" + pendingSummary() + ")" : "failed (" + why + ")"));
             }
+        }
+
+        private String pendingSummary() {
+            StringBuilder b = new StringBuilder();
+            for (int r = 0; r < re.ranks(); r++) {
+                b.append(r == 0 ? "" : ", ").append(re.pending(r)).append(" pending to rank ").append(r);
+            }
+            return b.toString();
         }
     }
 }

@@ -71,7 +71,8 @@ class RankedKernelsTest {
     @ParameterizedTest(name = "gups {0} {1} {4} ranks={2} threads={3}")
     @CsvSource({"sim:mlx5,static,1,2,atomic", "sim:mlx5,mpi-everywhere,2,1,atomic", "sim:mlx5,mpi-threads,2,2,atomic",
             "sim:mlx5,static,2,2,get-put", "sim:efa,static,1,2,get-put", "sim:efa,mpi-everywhere,2,1,get-put",
-            "sim:efa,mpi-threads,2,2,get-put"})
+            "sim:efa,mpi-threads,2,2,get-put", "sim:efa,static,1,2,atomic", "sim:efa,mpi-everywhere,2,1,atomic",
+            "sim:efa,mpi-threads,2,2,atomic"})
     void gupsVerifiesForEveryDecomposition(String device, String level, int ranks, int threads, String variant) throws Exception {
         Gups.Variant v = Gups.Variant.parse(variant);
         KernelSupport.Result[] rs = onRanks(ranks, device, level, (w, d, cfg) -> Gups.run(w, d, level, cfg, threads, 12, v));
