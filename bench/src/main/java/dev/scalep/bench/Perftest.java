@@ -3,6 +3,8 @@ package dev.scalep.bench;
 import dev.scalep.endpoints.Completion;
 import dev.scalep.endpoints.Endpoint;
 import dev.scalep.endpoints.EndpointOptions;
+import dev.scalep.endpoints.MessageStatus;
+import dev.scalep.endpoints.Messages;
 import dev.scalep.endpoints.RankEndpoint;
 import dev.scalep.endpoints.Window;
 import dev.scalep.endpoints.WorldEndpoints;
@@ -39,7 +41,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * <li>{@code ucp_get}: a get and a flush (the bytes are here);
  * <li>{@code ucp_fadd}, {@code ucp_cswap}: the atomic and a flush (its result is here);
  *     {@code ucp_swap}: the swap, which is a loop of compare-and-swaps on verbs;
- * <li>{@code ucp_add}: a non-fetching add; the adds stream and one flush at the end counts.
+ * <li>{@code ucp_add}: a non-fetching add; the adds stream and one flush at the end counts;
+ * <li>{@code tag_lat}: ping-pong of tagged messages ({@code Messages}: send from the initiator's
+ *     window, receive into the target window; eager up to the eager limit, rendezvous above);
+ *     latency is half the round trip;
+ * <li>{@code tag_bw}: rank 0 streams tagged sends (at most 16 rendezvous requests open), rank 1
+ *     receives each, and a last zero-byte message back counts in the time.
  * </ul>
  * The atomic tests check their effect on the target word afterwards (adds add up exactly).
  */
@@ -47,7 +54,8 @@ public final class Perftest {
     /** The tests, by ucx_perftest's names. */
     public enum Test {
         UCP_PUT_BW("ucp_put_bw", false), UCP_PUT_LAT("ucp_put_lat", true), UCP_GET("ucp_get", true),
-        UCP_ADD("ucp_add", false), UCP_FADD("ucp_fadd", true), UCP_SWAP("ucp_swap", true), UCP_CSWAP("ucp_cswap", true);
+        UCP_ADD("ucp_add", false), UCP_FADD("ucp_fadd", true), UCP_SWAP("ucp_swap", true), UCP_CSWAP("ucp_cswap", true),
+        TAG_LAT("tag_lat", true), TAG_BW("tag_bw", false);
 
         private final String label;
         private final boolean latency;
@@ -65,6 +73,11 @@ public final class Perftest {
         /** Whether each iteration is timed (latency tests) rather than the whole stream (bandwidth tests). */
         public boolean latency() {
             return latency;
+        }
+
+        /** Whether the test sends tagged messages (both ranks take part). */
+        public boolean tagged() {
+            return this == TAG_LAT || this == TAG_BW;
         }
 
         /** Whether the test is an atomic (8-byte operands only). */
@@ -151,7 +164,7 @@ public final class Perftest {
                 // Without RDMA atomics (EFA) the atomics are emulated: the target's threads must
                 // progress to serve them, so they run too, waiting in the endpoints' barrier.
                 boolean emulated = p.test().atomic() && !device.capabilities().atomicCap().supported();
-                boolean active = me == 0 || p.test() == Test.UCP_PUT_LAT || emulated;
+                boolean active = me == 0 || p.test() == Test.UCP_PUT_LAT || p.test().tagged() || emulated;
                 for (int t = 0; active && t < threads; t++) {
                     int th = t;
                     hist[t] = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
@@ -168,9 +181,10 @@ public final class Perftest {
                                 w.run(iters, warm);
                                 seconds[th] = (System.nanoTime() - t0) / 1e9;
                             }
-                            if (emulated && !re.barrier()) {
-                                throw new IllegalStateException(p.test().label() + ": the closing barrier of the emulated "
-                                        + "atomics failed or took 60 s");
+                            // Every thread of both ranks: the target's serve emulated atomics until all
+                            // are done; after messages, the credits and completions of the last ones settle.
+                            if ((emulated || p.test().tagged()) && !re.barrier()) {
+                                throw new IllegalStateException(p.test().label() + ": the closing barrier failed or took 60 s");
                             }
                         } catch (Throwable x) {
                             failure.compareAndSet(null, x);
@@ -240,7 +254,7 @@ public final class Perftest {
         long n = p.iterations();
         double perThread = (double) n / p.threads();
         // Per-thread time per operation, as ucx_perftest's "overall" (half a round trip for put latency).
-        double overallUs = secs / perThread * 1e6 / (p.test() == Test.UCP_PUT_LAT ? 2 : 1);
+        double overallUs = secs / perThread * 1e6 / (p.test() == Test.UCP_PUT_LAT || p.test() == Test.TAG_LAT ? 2 : 1);
         double rate = p.test().latency() ? p.threads() / (overallUs / 1e6) : n / secs;
         double bw = rate * p.size() / (1 << 20);
         if (!p.test().latency()) {
@@ -264,6 +278,9 @@ public final class Perftest {
         private final int size;
         private final Histogram hist;
         private final Completion c = new Completion();
+        private final MessageStatus status = new MessageStatus();
+        private final int[] open = new int[16];
+        private Messages messages;
 
         Worker(RankEndpoint re, Test test, int me, Window target, Window local, long off, int size, Histogram hist) {
             this.re = re;
@@ -285,6 +302,8 @@ public final class Perftest {
                 case UCP_PUT_BW -> stream(n, false);
                 case UCP_ADD -> stream(n, true);
                 case UCP_PUT_LAT -> pingPong(n, first);
+                case TAG_LAT -> tagPingPong(n);
+                case TAG_BW -> tagStream(n);
                 default -> blocking(n);
             }
         }
@@ -339,6 +358,91 @@ public final class Perftest {
                 hist.recordValue(Math.min((System.nanoTime() - t0) / 2, hist.getHighestTrackableValue()));
             }
             flush();
+        }
+
+        private Messages messages() {
+            if (messages == null) {
+                messages = re.messages();
+            }
+            return messages;
+        }
+
+        private void tagPingPong(long n) {
+            Messages m = messages();
+            for (long i = 0; i < n; i++) {
+                long t0 = System.nanoTime();
+                if (me == 0) {
+                    tagSend(m, 0);
+                    tagRecv(m);
+                } else {
+                    tagRecv(m);
+                    tagSend(m, 0);
+                }
+                hist.recordValue(Math.min((System.nanoTime() - t0) / 2, hist.getHighestTrackableValue()));
+            }
+        }
+
+        private void tagStream(long n) {
+            Messages m = messages();
+            int count = 0;
+            for (long i = 0; i < n; i++) {
+                if (me == 0) {
+                    if (count == open.length) {
+                        complete(m, open[0]);
+                        System.arraycopy(open, 1, open, 0, --count);
+                    }
+                    int q = tagSend(m, 0);
+                    if (q != Messages.COMPLETED) {
+                        open[count++] = q;
+                    }
+                } else {
+                    tagRecv(m);
+                }
+            }
+            for (int k = 0; k < count; k++) {
+                complete(m, open[k]);
+            }
+            if (me == 0) {
+                tagRecv(m); // the receiver's zero-byte answer: every message arrived
+            } else {
+                tagSend(m, -1);
+            }
+        }
+
+        /** Send {@code size} bytes (or 0 when {@code zero} is -1) from this thread's part of the local window. */
+        private int tagSend(Messages m, int zero) {
+            int q;
+            long len = zero < 0 ? 0 : size;
+            long spins = 0;
+            while ((q = m.send(peer, 1, local, off, len)) == Messages.BACK_PRESSURED) {
+                if (++spins == 100_000_000L) {
+                    throw new IllegalStateException(test.label() + ": sends to rank " + peer + " stayed back-pressured");
+                }
+            }
+            if (q < 0) {
+                throw new IllegalStateException(test.label() + ": the send was refused: " + Endpoint.outcomeName(-q));
+            }
+            if (test == Test.TAG_LAT && q != Messages.COMPLETED) {
+                complete(m, q);
+            }
+            return q;
+        }
+
+        private void tagRecv(Messages m) {
+            int q;
+            while ((q = m.recv(peer, 1, Messages.ALL_BITS, target, off, size)) == Messages.BACK_PRESSURED) {
+                Thread.onSpinWait();
+            }
+            complete(m, q);
+        }
+
+        private void complete(Messages m, int q) {
+            if (!m.waitFor(q, status)) {
+                throw new IllegalStateException(test.label() + ": a message to or from rank " + peer + " did not complete in 60 s");
+            }
+            if (status.error() != MessageStatus.OK) {
+                throw new IllegalStateException(test.label() + ": " + status);
+            }
         }
 
         private void send(long stamp, long stampAt) {

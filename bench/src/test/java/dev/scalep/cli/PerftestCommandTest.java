@@ -21,7 +21,8 @@ class PerftestCommandTest {
     @ParameterizedTest(name = "{0} on {1}")
     @CsvSource({"ucp_put_bw, sim:mlx5", "ucp_put_lat, sim:mlx5", "ucp_get, sim:mlx5", "ucp_add, sim:mlx5", "ucp_fadd, sim:mlx5",
             "ucp_swap, sim:mlx5", "ucp_cswap, sim:mlx5", "ucp_put_bw, sim:efa", "ucp_put_lat, sim:efa", "ucp_get, sim:efa",
-            "ucp_add, sim:efa", "ucp_fadd, sim:efa", "ucp_swap, sim:efa", "ucp_cswap, sim:efa"})
+            "ucp_add, sim:efa", "ucp_fadd, sim:efa", "ucp_swap, sim:efa", "ucp_cswap, sim:efa",
+            "tag_lat, sim:mlx5", "tag_bw, sim:mlx5", "tag_lat, sim:efa", "tag_bw, sim:efa"})
     void eachTestRunsBetweenTwoRanksOfThisProcess(String test, String device) throws Exception {
         SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", test, "-s", "8", "-n", "3000", "-w", "100", "-T", "2",
                 "--device", device, "--json");
@@ -32,6 +33,27 @@ class PerftestCommandTest {
         assertTrue(j.get("checked").asBoolean(), r.out());
         assertTrue(j.get("message_rate").asDouble() > 0, r.out());
         assertTrue(j.get("bandwidth_mb_s").asDouble() > 0, r.out());
+    }
+
+    /** Above the eager limit the tagged tests go by rendezvous (the receiver reads the sender's window). */
+    @ParameterizedTest(name = "{0} -s {1} on {2}")
+    @CsvSource({"tag_lat, 65536, sim:mlx5", "tag_bw, 1048576, sim:mlx5", "tag_lat, 65536, sim:efa", "tag_bw, 1048576, sim:efa"})
+    void taggedTestsRunAtRendezvousSizes(String test, int size, String device) throws Exception {
+        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", test, "-s", Integer.toString(size), "-n", "200",
+                "-w", "20", "-T", "2", "--device", device, "--json");
+        assertEquals(0, r.rc(), r.out() + r.err());
+        JsonNode j = new ObjectMapper().readTree(r.out());
+        assertEquals(size, j.get("size").asInt(), r.out());
+        assertTrue(j.get("checked").asBoolean(), r.out());
+        assertTrue(j.get("bandwidth_mb_s").asDouble() > 0, r.out());
+    }
+
+    @Test
+    void underMpirunTaggedMessagesRunBetweenProcesses() throws Exception {
+        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", "tag_lat", "-n", "5000",
+                "--device", "sim:efa")), Map.of(), 110);
+        assertEquals(0, r.exit(), r.output());
+        assertEquals(1, r.lines().stream().filter(l -> l.startsWith("Final:")).count(), r.output());
     }
 
     @Test

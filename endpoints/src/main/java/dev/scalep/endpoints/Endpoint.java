@@ -58,8 +58,12 @@ public final class Endpoint implements AutoCloseable {
     static final long FLUSH_ID = WrIds.USER_MASK;
     /** User id of the atomics emulation's replies (the one other id the runtime keeps); never delivered. */
     static final long REPLY_ID = FLUSH_ID - 1;
-    /** Ids the runtime keeps at the top of the range: {@link #REPLY_ID} and {@link #FLUSH_ID}. */
-    static final int RESERVED_COUNT = 2;
+    /** Ids of the tagged messages' control sends ({@link Messages}): {@code CONTROL_BASE + entry}, below {@link #REPLY_ID}. */
+    static final int CONTROL_IDS = 256;
+    /** The first id of the control sends; user ids end below it. */
+    static final long CONTROL_BASE = REPLY_ID - CONTROL_IDS;
+    /** Ids the runtime keeps at the top of the range: the control sends', {@link #REPLY_ID} and {@link #FLUSH_ID}. */
+    static final int RESERVED_COUNT = CONTROL_IDS + 2;
 
     /**
      * What serves the atomics emulation on a device without RDMA atomics ({@link WorldEndpoints}):
@@ -139,6 +143,8 @@ public final class Endpoint implements AutoCloseable {
     private int heldCount;
     /** The atomics emulation this endpoint serves (null on devices with RDMA atomics, and outside worlds). */
     private Emulation emulation;
+    /** The rank's tagged messages, offered each receive of a send with immediate after the emulation (worlds only). */
+    private MessageHub hub;
     /** Key of the emulation's reply buffer on this endpoint's PD. */
     private int replyLkey;
     /**
@@ -355,17 +361,17 @@ public final class Endpoint implements AutoCloseable {
     /**
      * What this endpoint knows is checked at the call, before anything is staged: a local range
      * outside its {@code bufferBytes} buffer, a remote range outside the peer's, and a wr id that
-     * does not fit the {@link WrIds#USER_BITS} bits it travels in (the top two values are the
-     * runtime's: {@link #flush()} and the atomics emulation's replies) throw {@link IllegalArgumentException} instead of failing later on the
+     * does not fit the {@link WrIds#USER_BITS} bits it travels in (the top {@link #RESERVED_COUNT} values are the
+     * runtime's: {@link #flush()}, the atomics emulation's replies and the tagged messages' control sends) throw {@link IllegalArgumentException} instead of failing later on the
      * device, where a protection error would take the QP down. {@code NO_REMOTE}: no remote range
      * (sends). Branches only; nothing is allocated unless it throws.
      */
     private static final int NO_REMOTE = Integer.MIN_VALUE;
 
     private void checkArgs(String op, long wrId, int offset, int length, int remoteOffset) {
-        if (wrId < 0 || wrId >= REPLY_ID) {
+        if (wrId < 0 || wrId >= CONTROL_BASE) {
             throw new IllegalArgumentException("endpoint " + index + ": " + op + " wr id " + wrId + " is outside 0.."
-                    + (REPLY_ID - 1) + " (wr ids travel in " + WrIds.USER_BITS + " bits; the top " + RESERVED_COUNT
+                    + (CONTROL_BASE - 1) + " (wr ids travel in " + WrIds.USER_BITS + " bits; the top " + RESERVED_COUNT
                     + " values are reserved)");
         }
         if (offset < 0 || length < 0 || (long) offset + length > bufferBytes) {
@@ -427,6 +433,22 @@ public final class Endpoint implements AutoCloseable {
      */
     int stageRequest(long laddr, int length, int localKey, int imm) {
         return stage(FLUSH_ID, Opcode.SEND_WITH_IMM, 0, 0, laddr, length, localKey, 0, 0, imm, 0, 0, 0);
+    }
+
+    /**
+     * A tagged message ({@link Messages}): a send with immediate {@link MessageHub#IMM_MESSAGE} of
+     * {@code length} bytes at {@code laddr} (key {@code localKey}) to the peer this endpoint is
+     * directed at, under {@code wrId} ({@link #FLUSH_ID} for data, whose completion is not
+     * delivered; a control id, signaled, whose completion goes to the hub). Does not allocate.
+     */
+    int stageMessage(long wrId, long laddr, int length, int localKey, boolean signaled) {
+        return stage(wrId, Opcode.SEND_WITH_IMM, 0, 0, laddr, length, localKey, 0, 0, MessageHub.IMM_MESSAGE, 0, 0,
+                signaled ? SendFlags.SIGNALED : 0);
+    }
+
+    /** Offer receives to the rank's tagged messages (set before the endpoint is acquired). */
+    void messages(MessageHub h) {
+        this.hub = h;
     }
 
     /**
@@ -507,14 +529,24 @@ public final class Endpoint implements AutoCloseable {
      */
     private boolean internal(RoutedCompletion c) {
         if (!c.isRecv()) {
-            return c.wrId() == REPLY_ID;
+            long id = c.wrId();
+            if (id >= CONTROL_BASE && id < REPLY_ID && hub != null) {
+                hub.sent(this, (int) (id - CONTROL_BASE));
+                return true;
+            }
+            return id == REPLY_ID;
         }
-        Emulation em = emulation;
-        if (em == null || !c.ok() || !c.hasImm() || c.opcode() != WcOpcode.RECV) {
+        if (!c.ok() || !c.hasImm() || c.opcode() != WcOpcode.RECV) {
             return false;
         }
         int slot = (int) c.wrId();
-        return em.receive(this, slot, region, 3L * bufferBytes + (long) slot * slotBytes, c.imm(), c.byteLen());
+        long at = 3L * bufferBytes + (long) slot * slotBytes;
+        Emulation em = emulation;
+        if (em != null && em.receive(this, slot, region, at, c.imm(), c.byteLen())) {
+            return true;
+        }
+        MessageHub h = hub;
+        return h != null && h.receive(this, slot, region, at, c.imm(), c.byteLen());
     }
 
     /** The owner check of the data path, for {@link RankEndpoint}'s window operations. */

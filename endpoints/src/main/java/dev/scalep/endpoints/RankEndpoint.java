@@ -49,6 +49,8 @@ public final class RankEndpoint implements AutoCloseable {
     private boolean anyTouched;
     private int next;
     private boolean released;
+    /** The rank's tagged messages (null where the receive slots leave no room for them). */
+    MessageHub hub;
 
     RankEndpoint(WorldEndpoints owner, int index, Endpoint[] byRank, boolean shared, int me, int[] managerOrdinal,
                  int qpsPerManager, int maxChunk, boolean writeImm, long scratch, int[] scratchLkey,
@@ -98,6 +100,28 @@ public final class RankEndpoint implements AutoCloseable {
     /** Ranks of the world this endpoint reaches. */
     public int ranks() {
         return byRank.length;
+    }
+
+    /**
+     * This thread slot's tagged messages ({@link Messages}): sends reach the same slot of the
+     * target rank. Throws {@link UnsupportedOperationException} when the world's receive slots
+     * leave no room for them (too few per source, or smaller than a message header).
+     */
+    public Messages messages() {
+        if (hub == null) {
+            throw new UnsupportedOperationException("messages: " + owner.messagesRefusal());
+        }
+        return hub.slots[index].bind(this);
+    }
+
+    /** This rank. */
+    int rank() {
+        return me;
+    }
+
+    /** Index into the keys of memory registered on every PD ({@code lkey[o * qps + k]}) for the endpoint reaching {@code rank}. */
+    int keyIndex(int rank) {
+        return lkeyBase[rank] + qpOf[rank];
     }
 
     /** This thread's slot, 0..threads-1: it is connected to the same slot on every other rank. */

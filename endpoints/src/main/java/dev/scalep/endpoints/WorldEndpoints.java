@@ -87,6 +87,9 @@ public final class WorldEndpoints implements AutoCloseable {
     /** The atomics emulation on a device without RDMA atomics (null where the device has them). */
     private AtomicEmulation emulation;
     private int recvSlotBytes;
+    private int recvSlotsPerEndpoint;
+    /** This rank's tagged messages (null when the receive slots leave no room). */
+    private MessageHub hub;
     /**
      * The runtime's own window (id 0) behind {@link RankEndpoint#barrier()}: on every rank one
      * arrival word per thread slot of every rank, then one source word per local thread slot.
@@ -157,14 +160,60 @@ public final class WorldEndpoints implements AutoCloseable {
                 }
             }
             w.recvSlotBytes = o.recvSlotBytes();
+            w.openMessages(type.connectionless(), o);
             w.barrierWindow = w.allocateWindow(8L * ((long) p * threads + threads));
             world.barrier();
         } catch (RuntimeException | Error e) {
             release(w.scratchMrs, w.memoryPd);
             w.closeManagers();
+            if (w.hub != null) {
+                w.hub.close();
+            }
             throw e;
         }
         return w;
+    }
+
+    /**
+     * The tagged messages' state when the receive slots leave room: credits per pair of thread
+     * slots are a quarter of an endpoint's receive slots per source QP (data, credits and
+     * rendezvous completions in flight then never exceed the receives posted), staging registered
+     * on every PD.
+     */
+    private void openMessages(boolean connectionless, EndpointOptions o) {
+        int p = world.size();
+        recvSlotsPerEndpoint = managers.get(0).endpoints[0].recvSlots();
+        int credits = recvSlotsPerEndpoint / (4 * (connectionless ? p : 1));
+        if (credits < 1 || o.recvSlotBytes() <= MessageHub.HEADER) {
+            return;
+        }
+        int keys = managers.size() * qpsPerPeer();
+        MemorySegment staging = allocate((long) threads * p * credits * o.recvSlotBytes());
+        int[] stagingLkey = new int[keys];
+        registerEverywhere(staging, Access.LOCAL_WRITE, scratchMrs, stagingLkey, null);
+        MemorySegment control = allocate((long) threads * MessageHub.CONTROL * MessageHub.CONTROL_BYTES);
+        int[] controlLkey = new int[keys];
+        registerEverywhere(control, Access.LOCAL_WRITE, scratchMrs, controlLkey, null);
+        hub = new MessageHub(this, p, threads, world.rank(), credits, o.recvSlotBytes(), connectionless, staging,
+                stagingLkey, control, controlLkey);
+        for (EndpointManager m : managers) {
+            for (Endpoint e : m.endpoints) {
+                e.messages(hub);
+            }
+        }
+    }
+
+    /** Why tagged messages cannot run here. */
+    String messagesRefusal() {
+        return "tagged messages need receive slots larger than their " + MessageHub.HEADER + "-byte header (these have "
+                + recvSlotBytes + ") and at least 4 receive slots per endpoint for each rank that sends into its QP "
+                + "(" + recvSlotsPerEndpoint + " per endpoint for " + (qpType.connectionless() ? world.size() : 1)
+                + "; EndpointOptions.withDepths / withBuffers)";
+    }
+
+    /** Open window {@code id}, or null. */
+    synchronized Window window(int id) {
+        return id >= 0 && id < MAX_WINDOWS ? windows[id] : null;
     }
 
     private static byte[] pack(byte[][] perRank) {
@@ -234,6 +283,7 @@ public final class WorldEndpoints implements AutoCloseable {
         }
         RankEndpoint re = new RankEndpoint(this, t, eps, qpType.connectionless(), world.rank(), ordinal, qpsPerPeer(),
                 maxChunk, device.capabilities().writeWithImm(), scratch.address() + 64L * t, scratchLkey, emulation);
+        re.hub = hub;
         leased[t] = re;
         return re;
     }
@@ -608,7 +658,13 @@ public final class WorldEndpoints implements AutoCloseable {
                 }
                 release(scratchMrs, memoryPd);
             } finally {
-                closeManagers();
+                try {
+                    closeManagers();
+                } finally {
+                    if (hub != null) {
+                        hub.close();
+                    }
+                }
             }
         }
     }

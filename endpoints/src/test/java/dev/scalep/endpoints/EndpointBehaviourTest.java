@@ -214,7 +214,8 @@ class EndpointBehaviourTest {
                     msg(() -> e.write(1, 0, 8, 1020)), msg(() -> e.write(1, 0, 8, -4)), msg(() -> e.read(1, 0, 2000, 0)),
                     msg(() -> e.read(1, 0, 8, Integer.MAX_VALUE)), msg(() -> e.send(1, 1020, 8)),
                     msg(() -> e.write(1L << 47, 0, 8, 0)), msg(() -> e.write(-1, 0, 8, 0)),
-                    msg(() -> e.write((1L << 47) - 1, 0, 8, 0)), msg(() -> e.write(Endpoint.REPLY_ID, 0, 8, 0))};
+                    msg(() -> e.write((1L << 47) - 1, 0, 8, 0)), msg(() -> e.write(Endpoint.REPLY_ID, 0, 8, 0)),
+                    msg(() -> e.write(Endpoint.CONTROL_BASE, 0, 8, 0))};
             for (String m : why) {
                 assertTrue(m.contains("endpoint " + e.index() + ": ") && (m.contains("is outside")), m);
             }
@@ -224,7 +225,7 @@ class EndpointBehaviourTest {
             assertEquals(0, e.outstanding());
             assertEquals(0, e.qp().counters().wqes(), "nothing posted");
             e.sendBuffer().set(ValueLayout.JAVA_LONG, 1016, 0x5ca1e9L);
-            assertEquals(0, e.write(Endpoint.REPLY_ID - 1, 1016, 8, 1016),
+            assertEquals(0, e.write(Endpoint.CONTROL_BASE - 1, 1016, 8, 1016),
                     "the largest wr id (below the runtime's reserved ones) and the last bytes of both buffers");
             assertEquals(0, e.flush());
             assertTrue(e.drain(10_000_000_000L));

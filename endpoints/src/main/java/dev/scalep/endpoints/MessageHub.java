@@ -1,0 +1,121 @@
+package dev.scalep.endpoints;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * One rank's tagged messages ({@link Messages}): the per-thread-slot state of every slot, and the
+ * receive hook every endpoint of the world offers its receives of a send with immediate to (after
+ * the atomics emulation). The hook runs in whichever thread polls the receive (at levels whose
+ * threads share a QP, any sharer): it copies an eager message or a rendezvous request into the
+ * destination slot's inbox ring at the message's sequence number and marks it ready, or applies a
+ * credit or a rendezvous completion to the slot's counters, and gives the receive slot back at
+ * once. Matching happens later, in the destination thread ({@link Messages#progress()}).
+ *
+ * <p>Header ({@value #HEADER} bytes, host byte order): {@code +0 u32 magic, +4 u8 kind, +5 u8
+ * status (FIN), +6 u16 thread slot, +8 u32 source rank, +12 i32 tag, +16 u64 sequence (EAGER,
+ * RTS) | consumed count (CREDIT) | sender request (FIN), +24 u64 length, +32 u64 piggybacked
+ * consumed count of the reverse direction, +40 u16 window (RTS), +44 u32 sender request (RTS),
+ * +48 u64 window offset (RTS)}; an eager payload follows it.
+ */
+final class MessageHub implements Endpoint.Emulation {
+    /** Immediate of every tagged-message send (the emulation's are 0xA7A70001 and 0xA7A70002). */
+    static final int IMM_MESSAGE = 0xA7A70003;
+    static final int MAGIC = 0x5CA1E7A9;
+    static final int HEADER = 56;
+    static final byte EAGER = 1;
+    static final byte RTS = 2;
+    static final byte CREDIT = 3;
+    static final byte FIN = 4;
+    /** Control sends (credits, rendezvous completions) one thread may have in flight. */
+    static final int CONTROL = 16;
+    static final int CONTROL_BYTES = 64;
+    /** Requests one thread slot may have open at once. */
+    static final int REQUESTS = 1024;
+
+    final WorldEndpoints world;
+    final int ranks;
+    final int threads;
+    final int me;
+    /** Messages one thread may have unconsumed at one thread of another rank (the inbox ring per source). */
+    final int credits;
+    /** Bytes per inbox and staging slot: the receive slot size. */
+    final int slotBytes;
+    final boolean connectionless;
+    /** Per thread slot, per destination rank, per ring slot: the eager staging ({@link #slotBytes} each), registered. */
+    final MemorySegment staging;
+    final int[] stagingLkey;
+    /** Per thread slot, {@value #CONTROL} control staging entries of {@value #CONTROL_BYTES} bytes, registered. */
+    final MemorySegment control;
+    final int[] controlLkey;
+    private final Arena arena = Arena.ofShared();
+    final Messages[] slots;
+
+    MessageHub(WorldEndpoints world, int ranks, int threads, int me, int credits, int slotBytes, boolean connectionless,
+               MemorySegment staging, int[] stagingLkey, MemorySegment control, int[] controlLkey) {
+        this.world = world;
+        this.ranks = ranks;
+        this.threads = threads;
+        this.me = me;
+        this.credits = credits;
+        this.slotBytes = slotBytes;
+        this.connectionless = connectionless;
+        this.staging = staging;
+        this.stagingLkey = stagingLkey;
+        this.control = control;
+        this.controlLkey = controlLkey;
+        this.slots = new Messages[threads];
+        for (int t = 0; t < threads; t++) {
+            MemorySegment inbox = credits == 0 ? MemorySegment.NULL
+                    : arena.allocate((long) ranks * credits * slotBytes, 64);
+            slots[t] = new Messages(this, t, inbox);
+        }
+    }
+
+    @Override
+    public boolean receive(Endpoint e, int slot, MemorySegment region, long offset, int imm, int length) {
+        if (imm != IMM_MESSAGE || length < HEADER || region.get(ValueLayout.JAVA_INT_UNALIGNED, offset) != MAGIC) {
+            return false;
+        }
+        int kind = region.get(ValueLayout.JAVA_BYTE, offset + 4);
+        int thread = Short.toUnsignedInt(region.get(ValueLayout.JAVA_SHORT_UNALIGNED, offset + 6));
+        int rank = region.get(ValueLayout.JAVA_INT_UNALIGNED, offset + 8);
+        if (credits > 0 && thread < threads && rank >= 0 && rank < ranks) {
+            Messages m = slots[thread];
+            long value = region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 16);
+            long len = region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 24);
+            switch (kind) {
+                case EAGER, RTS -> {
+                    if ((kind == EAGER ? length == HEADER + len : length == HEADER) && len >= 0 && value >= 0) {
+                        m.credit(rank, region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 32));
+                        m.arrived(rank, value, region, offset, length);
+                    } // else a malformed message: dropped
+                }
+                case CREDIT -> m.credit(rank, value);
+                case FIN -> m.finished(value, Byte.toUnsignedInt(region.get(ValueLayout.JAVA_BYTE, offset + 5)));
+                default -> {
+                    // an unknown kind: dropped
+                }
+            }
+        }
+        e.repostSlot(slot);
+        return true;
+    }
+
+    /** A control send of thread slot {@code e.index()} completed: its staging entry is free. */
+    void sent(Endpoint e, int entry) {
+        int t = e.index();
+        if (t < threads && entry < CONTROL) {
+            slots[t].controlDone(entry);
+        }
+    }
+
+    Window window(int id) {
+        return world.window(id);
+    }
+
+    void close() {
+        arena.close();
+    }
+}

@@ -1,0 +1,72 @@
+package dev.scalep.endpoints;
+
+/**
+ * What a completed {@link Messages} request reports (the application's holder, reused; the
+ * runtime never allocates one): for a receive, the source rank, the tag and the length of the
+ * message that matched it (the sent length, also when it was truncated); for a send, its
+ * destination rank, tag and length. {@link #error()} is {@link #OK} or one of the codes below.
+ */
+public final class MessageStatus {
+    /** The request completed normally. */
+    public static final int OK = 0;
+    /** The message was longer than the receive buffer: its first {@code capacity} bytes are there. */
+    public static final int TRUNCATED = 1;
+    /** The receive was cancelled before a message matched it ({@link Messages#cancel}). */
+    public static final int CANCELLED = 2;
+    /**
+     * A rendezvous message (above the sender's threshold) matched a receive posted on memory that
+     * is not a window: nothing was transferred, and the sender's request completes with
+     * {@link #REMOTE_ERROR}.
+     */
+    public static final int NOT_REGISTERED = 3;
+    /** The RDMA read of a rendezvous transfer failed (or the peer's receive refused it). */
+    public static final int TRANSFER_FAILED = 4;
+    /** A send's receiver reported an error for the message (NOT_REGISTERED or TRANSFER_FAILED there). */
+    public static final int REMOTE_ERROR = 5;
+
+    private int source;
+    private int tag;
+    private long length;
+    private int error;
+
+    void set(int source, int tag, long length, int error) {
+        this.source = source;
+        this.tag = tag;
+        this.length = length;
+        this.error = error;
+    }
+
+    public int source() {
+        return source;
+    }
+
+    public int tag() {
+        return tag;
+    }
+
+    public long length() {
+        return length;
+    }
+
+    public int error() {
+        return error;
+    }
+
+    /** A readable name of an error code. */
+    public static String errorName(int error) {
+        return switch (error) {
+            case OK -> "OK";
+            case TRUNCATED -> "TRUNCATED";
+            case CANCELLED -> "CANCELLED";
+            case NOT_REGISTERED -> "NOT_REGISTERED";
+            case TRANSFER_FAILED -> "TRANSFER_FAILED";
+            case REMOTE_ERROR -> "REMOTE_ERROR";
+            default -> "error " + error;
+        };
+    }
+
+    @Override
+    public String toString() {
+        return "MessageStatus[source=" + source + ", tag=" + tag + ", length=" + length + ", " + errorName(error) + "]";
+    }
+}

@@ -1,0 +1,698 @@
+package dev.scalep.endpoints;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * Tagged two-sided messages of one thread slot of a {@link WorldEndpoints}
+ * ({@link RankEndpoint#messages()}), with MPI's matching: thread-bound like its
+ * {@link RankEndpoint}, and every call is made by the thread holding it.
+ *
+ * <p><b>Addressing.</b> A message sent by thread slot {@code t} to rank {@code r} reaches thread
+ * slot {@code t} of rank {@code r} (the endpoint of the same index, as the world connects them),
+ * whichever endpoint of that rank's QP takes it from the device; this rank is a rank like any
+ * other (through the loopback). A receive names a source rank or {@link #ANY_SOURCE}, a tag and a
+ * tag mask: a message matches when {@code (messageTag & mask) == (tag & mask)} (mask 0: any tag,
+ * {@link #ALL_BITS}: exactly {@code tag}).
+ *
+ * <p><b>Order.</b> Two messages from one thread slot to one thread slot that match the same
+ * receive are received in the order sent (MPI's non-overtaking rule), on EFA too: every message
+ * carries a per-pair sequence number and the receiver takes them in that order from a ring
+ * indexed by it, whatever order SRD delivered them in. A message matches the earliest posted
+ * receive it fits; a receive, the earliest waiting message it fits.
+ *
+ * <p><b>Requests.</b> {@link #send} and {@link #recv} return a request handle (0 or more),
+ * {@link #COMPLETED} for a send that is complete already (an eager one: its bytes were copied),
+ * {@link #BACK_PRESSURED} when nothing was taken (no credit left towards that rank, the send
+ * queue full, or all {@value MessageHub#REQUESTS} requests of the slot open: progress, receive,
+ * then call again), or a negative errno when the device refused the send. {@link #test} and
+ * {@link #waitFor} report a request's {@link MessageStatus} once and free the handle. Nothing on
+ * the path of an eager message allocates.
+ *
+ * <p><b>Protocols.</b> A message of at most {@link #eagerLimit()} bytes (the receive slot less a
+ * {@value MessageHub#HEADER}-byte header) is eager: copied into a registered staging slot and
+ * sent into a runtime-owned receive of the target, which copies it into the destination slot's
+ * inbox; a receive copies it out when it matches. Longer messages go by rendezvous and need a
+ * {@link Window}: the source is this rank's part of a window ({@link #send(int, int, Window, long, long)}),
+ * the message carries the window, offset and length, and the matching receive, which must be
+ * posted on a window too, pulls the bytes with RDMA reads and then tells the sender, whose request
+ * completes then (the source must not change until it does). A window send of at most
+ * {@link #rendezvousThreshold()} bytes goes eager.
+ *
+ * <p><b>Flow control.</b> Each pair of thread slots has {@link #credits()} credits: a sender may
+ * have that many messages to one rank not yet taken out of its inbox (matched, in sequence order)
+ * there; beyond that {@link #send} returns {@link #BACK_PRESSURED}. The receiver returns credits
+ * with the messages it sends back, or with a control message after consuming half of them. So
+ * the device never sees more sends than receives posted (no RNR) and unexpected messages take
+ * bounded memory (the inbox ring). A program that needs more unmatched messages in flight than
+ * the credits between a pair waits on back-pressure (MPI calls such programs unsafe).
+ *
+ * <p><b>Progress.</b> Every call here progresses the slot's endpoints; messages reach the inbox
+ * in the progress of whichever thread polls the receive, so at levels where threads share a QP,
+ * a thread's messages move only while some sharer progresses ({@link RankEndpoint#progress()},
+ * {@link RankEndpoint#barrier()} or any call here).
+ */
+public final class Messages {
+    /** A receive's source that matches every rank. */
+    public static final int ANY_SOURCE = -1;
+    /** A tag mask that compares every bit. */
+    public static final int ALL_BITS = -1;
+    /** Returned instead of a request: nothing was taken; progress, then call again. */
+    public static final int BACK_PRESSURED = -1;
+    /** The handle of a send that completed at the call ({@link #test} returns true at once). */
+    public static final int COMPLETED = Integer.MAX_VALUE;
+
+    private static final int FREE = 0;
+    private static final int RECV_POSTED = 1;
+    private static final int RECV_DONE = 2;
+    private static final int SEND = 3;
+    private static final long WAIT_NANOS = 60_000_000_000L;
+
+    private final MessageHub hub;
+    private final int slot;
+    private final int ranks;
+    private final int n;
+    private final int s;
+    private final MemorySegment inbox;
+    /** Per source rank and ring slot: the sequence number + 1 of the message there (set by the hook). */
+    private final AtomicLongArray ready;
+    private final boolean[] consumed;
+    /** Per source rank: messages consumed in sequence (the credits given), examined, credits last returned. */
+    private final long[] head;
+    private final long[] arrived;
+    private final long[] creditSent;
+    /** Per destination rank: the next sequence number, and messages the destination consumed (set by the hook). */
+    private final long[] nextSeq;
+    private final AtomicLongArray creditFrom;
+    private final boolean[] controlBusy = new boolean[MessageHub.CONTROL];
+    private final int[] finRank = new int[MessageHub.REQUESTS];
+    private final long[] finReq = new long[MessageHub.REQUESTS];
+    private final int[] finStatus = new int[MessageHub.REQUESTS];
+    private int finHead;
+    private int finCount;
+    /** Per request: 0 while a rendezvous send waits, else its status + 1 (set by the hook). */
+    private final AtomicIntegerArray fin = new AtomicIntegerArray(MessageHub.REQUESTS);
+    private final int[] state = new int[MessageHub.REQUESTS];
+    private final int[] source = new int[MessageHub.REQUESTS];
+    private final int[] tag = new int[MessageHub.REQUESTS];
+    private final int[] mask = new int[MessageHub.REQUESTS];
+    private final int[] nextPosted = new int[MessageHub.REQUESTS];
+    private final int[] prevPosted = new int[MessageHub.REQUESTS];
+    private final long[] offset = new long[MessageHub.REQUESTS];
+    private final long[] capacity = new long[MessageHub.REQUESTS];
+    private final MemorySegment[] buffer = new MemorySegment[MessageHub.REQUESTS];
+    private final Window[] window = new Window[MessageHub.REQUESTS];
+    private final int[] doneSource = new int[MessageHub.REQUESTS];
+    private final int[] doneTag = new int[MessageHub.REQUESTS];
+    private final long[] doneLength = new long[MessageHub.REQUESTS];
+    private final int[] doneError = new int[MessageHub.REQUESTS];
+    private final int[] free = new int[MessageHub.REQUESTS];
+    private int freeCount;
+    private int postedHead = -1;
+    private int postedTail = -1;
+    private RankEndpoint re;
+    private long threshold;
+
+    Messages(MessageHub hub, int slot, MemorySegment inbox) {
+        this.hub = hub;
+        this.slot = slot;
+        this.ranks = hub.ranks;
+        this.n = hub.credits;
+        this.s = hub.slotBytes;
+        this.inbox = inbox;
+        this.ready = new AtomicLongArray(ranks * n);
+        this.consumed = new boolean[ranks * n];
+        this.head = new long[ranks];
+        this.arrived = new long[ranks];
+        this.creditSent = new long[ranks];
+        this.nextSeq = new long[ranks];
+        this.creditFrom = new AtomicLongArray(ranks);
+        for (int i = 0; i < MessageHub.REQUESTS; i++) {
+            free[i] = MessageHub.REQUESTS - 1 - i;
+        }
+        freeCount = MessageHub.REQUESTS;
+        threshold = eagerLimit();
+    }
+
+    Messages bind(RankEndpoint e) {
+        this.re = e;
+        return this;
+    }
+
+    /** The largest eager message: the receive slot less the header. */
+    public int eagerLimit() {
+        return s - MessageHub.HEADER;
+    }
+
+    /** Window sends above this many bytes go by rendezvous (at most, and by default, {@link #eagerLimit()}). */
+    public long rendezvousThreshold() {
+        return threshold;
+    }
+
+    /** Set the rendezvous threshold of this slot's window sends: 0 to {@link #eagerLimit()} bytes. */
+    public void rendezvousThreshold(long bytes) {
+        if (bytes < 0 || bytes > eagerLimit()) {
+            throw new IllegalArgumentException("rendezvousThreshold: " + bytes + " bytes is outside 0.." + eagerLimit()
+                    + " (the eager limit of " + s + "-byte receive slots)");
+        }
+        threshold = bytes;
+    }
+
+    /** Messages this slot may have unconsumed at one slot of one rank. */
+    public int credits() {
+        return n;
+    }
+
+    // ---- sends ---------------------------------------------------------------------------------
+
+    /**
+     * Send {@code length} bytes at {@code offset} of {@code source} (any memory; it may be reused
+     * when this returns) to thread slot {@link RankEndpoint#index()} of rank {@code rank} with
+     * {@code tag}: eager, so at most {@link #eagerLimit()} bytes (longer: send from a window).
+     * Returns {@link #COMPLETED}, {@link #BACK_PRESSURED} or a negative errno.
+     */
+    public int send(int rank, int tag, MemorySegment source, long offset, long length) {
+        RankEndpoint r = bound("send");
+        checkRank("send", rank);
+        if (source == null || offset < 0 || length < 0 || offset + length > source.byteSize()) {
+            throw new IllegalArgumentException("send: range [" + offset + ", " + (offset + length) + ") is outside "
+                    + (source == null ? "a null segment" : "the source of " + source.byteSize() + " bytes")
+                    + " (nothing sent)");
+        }
+        if (length > eagerLimit()) {
+            throw new IllegalArgumentException("send: " + length + " bytes is above the eager limit of " + eagerLimit()
+                    + " bytes; a longer message goes by rendezvous and needs its source in a Window "
+                    + "(send(rank, tag, window, offset, length); nothing sent)");
+        }
+        return eager(r, rank, tag, source, offset, length);
+    }
+
+    /**
+     * Send {@code length} bytes at {@code offset} of this rank's part of {@code source}: eager up
+     * to {@link #rendezvousThreshold()}, else by rendezvous (a request that completes when the
+     * receiver has read the bytes; leave them unchanged until then). Returns a request, {@link #COMPLETED},
+     * {@link #BACK_PRESSURED} or a negative errno.
+     */
+    public int send(int rank, int tag, Window source, long offset, long length) {
+        RankEndpoint r = bound("send");
+        checkRank("send", rank);
+        source.checkRange("send", r.rank(), offset, length);
+        source.checkOpen("send");
+        if (length <= threshold) {
+            return eager(r, rank, tag, source.local(), offset, length);
+        }
+        if (!room(rank)) {
+            progress();
+            if (!room(rank)) {
+                return BACK_PRESSURED;
+            }
+        }
+        int q = allocate();
+        if (q < 0) {
+            return BACK_PRESSURED;
+        }
+        long seq = nextSeq[rank];
+        long at = stagingAt(rank, seq);
+        MemorySegment st = hub.staging;
+        header(st, at, MessageHub.RTS, 0, tag, seq, length, rank);
+        st.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 40, (short) source.id);
+        st.set(ValueLayout.JAVA_INT_UNALIGNED, at + 44, q);
+        st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, offset);
+        fin.set(q, 0);
+        int rc = r.to(rank).stageMessage(Endpoint.FLUSH_ID, st.address() + at, MessageHub.HEADER,
+                hub.stagingLkey[r.keyIndex(rank)], false);
+        if (rc != Endpoint.OK) {
+            release(q);
+            return rc == Endpoint.BACK_PRESSURED ? BACK_PRESSURED : -rc;
+        }
+        sent(rank);
+        state[q] = SEND;
+        doneSource[q] = rank;
+        doneTag[q] = tag;
+        doneLength[q] = length;
+        post(r.to(rank));
+        return q;
+    }
+
+    private int eager(RankEndpoint r, int rank, int tag, MemorySegment src, long off, long length) {
+        if (!room(rank)) {
+            progress();
+            if (!room(rank)) {
+                return BACK_PRESSURED;
+            }
+        }
+        long seq = nextSeq[rank];
+        long at = stagingAt(rank, seq);
+        MemorySegment st = hub.staging;
+        header(st, at, MessageHub.EAGER, 0, tag, seq, length, rank);
+        MemorySegment.copy(src, off, st, at + MessageHub.HEADER, length);
+        Endpoint e = r.to(rank);
+        int rc = e.stageMessage(Endpoint.FLUSH_ID, st.address() + at, MessageHub.HEADER + (int) length,
+                hub.stagingLkey[r.keyIndex(rank)], false);
+        if (rc != Endpoint.OK) {
+            return rc == Endpoint.BACK_PRESSURED ? BACK_PRESSURED : -rc;
+        }
+        sent(rank);
+        post(e);
+        return COMPLETED;
+    }
+
+    private boolean room(int rank) {
+        return nextSeq[rank] - creditFrom.get(rank) < n;
+    }
+
+    private void sent(int rank) {
+        nextSeq[rank]++;
+        if (head[rank] > creditSent[rank]) {
+            creditSent[rank] = head[rank]; // the header carried it
+        }
+    }
+
+    private long stagingAt(int rank, long seq) {
+        return (((long) slot * ranks + rank) * n + seq % n) * s;
+    }
+
+    private void header(MemorySegment m, long at, byte kind, int status, int tag, long value, long length, int rank) {
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, at, MessageHub.MAGIC);
+        m.set(ValueLayout.JAVA_BYTE, at + 4, kind);
+        m.set(ValueLayout.JAVA_BYTE, at + 5, (byte) status);
+        m.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 6, (short) slot);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, at + 8, hub.me);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, at + 12, tag);
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 16, value);
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 24, length);
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 32, head[rank]);
+    }
+
+    private static void post(Endpoint e) {
+        if (e.staged() > 0) {
+            e.flush(); // back-pressure keeps it staged: progress posts it
+        }
+    }
+
+    /** A control message (credit, rendezvous completion) to {@code rank}; false when no entry or no room. */
+    private boolean control(int rank, byte kind, int status, long value) {
+        int c = 0;
+        while (c < MessageHub.CONTROL && controlBusy[c]) {
+            c++;
+        }
+        if (c == MessageHub.CONTROL) {
+            return false;
+        }
+        RankEndpoint r = re;
+        long at = ((long) slot * MessageHub.CONTROL + c) * MessageHub.CONTROL_BYTES;
+        MemorySegment m = hub.control;
+        header(m, at, kind, status, 0, value, 0, rank);
+        Endpoint e = r.to(rank);
+        int rc = e.stageMessage(Endpoint.CONTROL_BASE + c, m.address() + at, MessageHub.HEADER,
+                hub.controlLkey[r.keyIndex(rank)], true);
+        if (rc != Endpoint.OK) {
+            return false;
+        }
+        controlBusy[c] = true;
+        post(e);
+        return true;
+    }
+
+    // ---- receives ------------------------------------------------------------------------------
+
+    /**
+     * Post a receive of a message from {@code source} (a rank or {@link #ANY_SOURCE}) whose tag
+     * matches {@code tag} under {@code tagMask}, into {@code capacity} bytes at {@code offset} of
+     * {@code destination}. A longer message fills the buffer and completes the receive with
+     * {@link MessageStatus#TRUNCATED}; a rendezvous message needs a window
+     * ({@link MessageStatus#NOT_REGISTERED}). Returns a request or {@link #BACK_PRESSURED}.
+     */
+    public int recv(int source, int tag, int tagMask, MemorySegment destination, long offset, long capacity) {
+        bound("recv");
+        if (destination == null || offset < 0 || capacity < 0 || offset + capacity > destination.byteSize()) {
+            throw new IllegalArgumentException("recv: range [" + offset + ", " + (offset + capacity) + ") is outside "
+                    + (destination == null ? "a null segment" : "the destination of " + destination.byteSize() + " bytes")
+                    + " (nothing posted)");
+        }
+        return postRecv(source, tag, tagMask, destination, null, offset, capacity);
+    }
+
+    /** As {@link #recv(int, int, int, MemorySegment, long, long)} into this rank's part of a window (any size). */
+    public int recv(int source, int tag, int tagMask, Window destination, long offset, long capacity) {
+        RankEndpoint r = bound("recv");
+        destination.checkRange("recv", r.rank(), offset, capacity);
+        destination.checkOpen("recv");
+        return postRecv(source, tag, tagMask, destination.local(), destination, offset, capacity);
+    }
+
+    private int postRecv(int src, int t, int m, MemorySegment dst, Window w, long off, long cap) {
+        if (src != ANY_SOURCE) {
+            checkRank("recv", src);
+        }
+        int q = allocate();
+        if (q < 0) {
+            progress();
+            return BACK_PRESSURED;
+        }
+        state[q] = RECV_POSTED;
+        source[q] = src;
+        tag[q] = t;
+        mask[q] = m;
+        buffer[q] = dst;
+        window[q] = w;
+        offset[q] = off;
+        capacity[q] = cap;
+        int from = src == ANY_SOURCE ? 0 : src;
+        int to = src == ANY_SOURCE ? ranks : src + 1;
+        for (int r = from; r < to; r++) {
+            for (long seq = head[r]; seq < arrived[r]; seq++) {
+                int idx = r * n + (int) (seq % n);
+                if (!consumed[idx] && matches(q, r, inbox.get(ValueLayout.JAVA_INT_UNALIGNED, (long) idx * s + 12))) {
+                    deliver(q, r, idx);
+                    return q;
+                }
+            }
+        }
+        nextPosted[q] = -1;
+        prevPosted[q] = postedTail;
+        if (postedTail >= 0) {
+            nextPosted[postedTail] = q;
+        } else {
+            postedHead = q;
+        }
+        postedTail = q;
+        return q;
+    }
+
+    private boolean matches(int q, int rank, int messageTag) {
+        return (source[q] == ANY_SOURCE || source[q] == rank) && ((messageTag ^ tag[q]) & mask[q]) == 0;
+    }
+
+    private void unlink(int q) {
+        int p = prevPosted[q];
+        int x = nextPosted[q];
+        if (p >= 0) {
+            nextPosted[p] = x;
+        } else {
+            postedHead = x;
+        }
+        if (x >= 0) {
+            prevPosted[x] = p;
+        } else {
+            postedTail = p;
+        }
+    }
+
+    /** Receive the message in inbox slot {@code idx} (from {@code rank}) into request {@code q}. */
+    private void deliver(int q, int rank, int idx) {
+        long at = (long) idx * s;
+        int kind = inbox.get(ValueLayout.JAVA_BYTE, at + 4);
+        int t = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
+        long len = inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 24);
+        long cap = capacity[q];
+        long take = Math.min(len, cap);
+        int error = len > cap ? MessageStatus.TRUNCATED : MessageStatus.OK;
+        if (kind == MessageHub.EAGER) {
+            MemorySegment.copy(inbox, at + MessageHub.HEADER, buffer[q], offset[q], take);
+        } else {
+            long sreq = Integer.toUnsignedLong(inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 44));
+            int remote;
+            if (window[q] == null) {
+                error = MessageStatus.NOT_REGISTERED;
+                remote = MessageStatus.REMOTE_ERROR;
+            } else if (pull(rank, Short.toUnsignedInt(inbox.get(ValueLayout.JAVA_SHORT_UNALIGNED, at + 40)),
+                    inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 48), window[q], offset[q], take)) {
+                remote = MessageStatus.OK;
+            } else {
+                error = MessageStatus.TRANSFER_FAILED;
+                remote = MessageStatus.REMOTE_ERROR;
+            }
+            finish(rank, sreq, remote);
+        }
+        consume(rank, idx);
+        state[q] = RECV_DONE;
+        buffer[q] = null;
+        window[q] = null;
+        doneSource[q] = rank;
+        doneTag[q] = t;
+        doneLength[q] = len;
+        doneError[q] = error;
+    }
+
+    /** The rendezvous read: {@code length} bytes of rank {@code rank}'s part of window {@code id}. */
+    private boolean pull(int rank, int id, long from, Window into, long at, long length) {
+        Window w = hub.window(id);
+        if (w == null || !w.isOpen()) {
+            return false;
+        }
+        RankEndpoint r = re;
+        try {
+            int rc;
+            while ((rc = r.get(rank, w, from, into, at, length)) == Endpoint.BACK_PRESSURED) {
+                r.progress();
+            }
+            return rc == Endpoint.OK && r.flush(rank);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            return false; // a range or window the sender named that this rank cannot read
+        }
+    }
+
+    private void finish(int rank, long sreq, int status) {
+        if (finCount == 0 && control(rank, MessageHub.FIN, status, sreq)) {
+            return;
+        }
+        while (finCount == finRank.length) {
+            progress();
+            Thread.onSpinWait();
+        }
+        int i = (finHead + finCount) % finRank.length;
+        finRank[i] = rank;
+        finReq[i] = sreq;
+        finStatus[i] = status;
+        finCount++;
+    }
+
+    private void consume(int rank, int idx) {
+        consumed[idx] = true;
+        while (head[rank] < arrived[rank]) {
+            int i = rank * n + (int) (head[rank] % n);
+            if (!consumed[i]) {
+                break;
+            }
+            consumed[i] = false;
+            ready.set(i, 0);
+            head[rank]++;
+        }
+        returnCredits(rank);
+    }
+
+    private void returnCredits(int rank) {
+        long h = head[rank];
+        if (h - creditSent[rank] >= Math.max(1, n / 2) && control(rank, MessageHub.CREDIT, 0, h)) {
+            creditSent[rank] = h;
+        }
+    }
+
+    /**
+     * Whether a message from {@code source} (or {@link #ANY_SOURCE}) matching {@code tag} under
+     * {@code tagMask} is waiting (progressing first); if so its source, tag and length are in
+     * {@code out} and a receive posted now takes it (or an earlier matching one from that source).
+     */
+    public boolean probe(int source, int tag, int tagMask, MessageStatus out) {
+        bound("probe");
+        if (source != ANY_SOURCE) {
+            checkRank("probe", source);
+        }
+        progress();
+        int from = source == ANY_SOURCE ? 0 : source;
+        int to = source == ANY_SOURCE ? ranks : source + 1;
+        for (int r = from; r < to; r++) {
+            for (long seq = head[r]; seq < arrived[r]; seq++) {
+                int idx = r * n + (int) (seq % n);
+                long at = (long) idx * s;
+                int t = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
+                if (!consumed[idx] && ((t ^ tag) & tagMask) == 0) {
+                    out.set(r, t, inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 24), MessageStatus.OK);
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Cancel a receive no message has matched yet: true, and its {@link #test} reports
+     * {@link MessageStatus#CANCELLED}; false when it already matched (or is a send, which cannot be
+     * cancelled).
+     */
+    public boolean cancel(int request) {
+        bound("cancel");
+        checkRequest("cancel", request);
+        if (request == COMPLETED || state[request] != RECV_POSTED) {
+            return false;
+        }
+        unlink(request);
+        state[request] = RECV_DONE;
+        buffer[request] = null;
+        window[request] = null;
+        doneSource[request] = source[request];
+        doneTag[request] = tag[request];
+        doneLength[request] = 0;
+        doneError[request] = MessageStatus.CANCELLED;
+        return true;
+    }
+
+    // ---- completion ----------------------------------------------------------------------------
+
+    /**
+     * Whether {@code request} completed (progressing once if not): then its status is in
+     * {@code out} and the handle is free again.
+     */
+    public boolean test(int request, MessageStatus out) {
+        bound("test");
+        checkRequest("test", request);
+        if (request == COMPLETED) {
+            out.set(-1, 0, 0, MessageStatus.OK);
+            return true;
+        }
+        if (!done(request)) {
+            progress();
+            if (!done(request)) {
+                return false;
+            }
+        }
+        if (state[request] == SEND) {
+            doneError[request] = fin.get(request) - 1;
+        }
+        out.set(doneSource[request], doneTag[request], doneLength[request], doneError[request]);
+        release(request);
+        return true;
+    }
+
+    /** {@link #test} until {@code request} completes; false when 60 s pass first (the request stays open). */
+    public boolean waitFor(int request, MessageStatus out) {
+        long deadline = System.nanoTime() + WAIT_NANOS;
+        for (int spins = 1; !test(request, out); spins++) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            if ((spins & 63) == 0) {
+                Thread.yield();
+            } else {
+                Thread.onSpinWait();
+            }
+        }
+        return true;
+    }
+
+    private boolean done(int q) {
+        return state[q] == RECV_DONE || (state[q] == SEND && fin.get(q) != 0);
+    }
+
+    /**
+     * Progress: post what is staged, poll this slot's endpoints (which moves arriving messages into
+     * the inboxes of their slots), match what arrived here against the posted receives in sequence
+     * order, and send the credits and rendezvous completions that wait for room. Does not allocate.
+     */
+    public void progress() {
+        RankEndpoint r = bound("progress");
+        Endpoint[] eps = r.distinct();
+        for (Endpoint e : eps) {
+            post(e);
+            e.progressKeepingReceives();
+        }
+        while (finCount > 0) {
+            int h = finHead;
+            if (!control(finRank[h], MessageHub.FIN, finStatus[h], finReq[h])) {
+                break;
+            }
+            finHead = h + 1 == finRank.length ? 0 : h + 1;
+            finCount--;
+        }
+        for (int rank = 0; rank < ranks; rank++) {
+            for (;;) {
+                long seq = arrived[rank];
+                int idx = rank * n + (int) (seq % n);
+                if (ready.get(idx) != seq + 1) {
+                    break;
+                }
+                arrived[rank] = seq + 1;
+                int t = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, (long) idx * s + 12);
+                for (int q = postedHead; q >= 0; q = nextPosted[q]) {
+                    if (matches(q, rank, t)) {
+                        unlink(q);
+                        deliver(q, rank, idx);
+                        break;
+                    }
+                }
+            }
+            returnCredits(rank);
+        }
+    }
+
+    // ---- called by the hook (any thread of the rank) -------------------------------------------
+
+    /** A message (eager or rendezvous request) from {@code rank} with sequence number {@code seq}. */
+    void arrived(int rank, long seq, MemorySegment region, long at, int length) {
+        int idx = rank * n + (int) (seq % n);
+        if (length > s || ready.get(idx) != 0) {
+            return; // longer than a slot, or a slot still in use: not a message a peer within its credits sent
+        }
+        MemorySegment.copy(region, at, inbox, (long) idx * s, length);
+        ready.set(idx, seq + 1);
+    }
+
+    /** Rank {@code rank}'s slot has consumed {@code count} of this slot's messages. */
+    void credit(int rank, long count) {
+        for (;;) {
+            long c = creditFrom.get(rank);
+            if (count <= c || creditFrom.compareAndSet(rank, c, count)) {
+                return;
+            }
+        }
+    }
+
+    /** The receiver of rendezvous send {@code request} is done with it. */
+    void finished(long request, int status) {
+        if (request >= 0 && request < MessageHub.REQUESTS) {
+            fin.set((int) request, status + 1);
+        }
+    }
+
+    /** Control staging entry {@code entry} is free (its send completed; called by this slot's thread). */
+    void controlDone(int entry) {
+        controlBusy[entry] = false;
+    }
+
+    // ---- requests and checks -------------------------------------------------------------------
+
+    private int allocate() {
+        return freeCount == 0 ? -1 : free[--freeCount];
+    }
+
+    private void release(int q) {
+        state[q] = FREE;
+        free[freeCount++] = q;
+    }
+
+    private RankEndpoint bound(String op) {
+        RankEndpoint r = re;
+        if (r == null) {
+            throw new IllegalStateException("messages of thread slot " + slot + ": " + op
+                    + " before the slot was acquired (RankEndpoint.messages())");
+        }
+        r.distinct()[0].checkOwnerFor(op);
+        return r;
+    }
+
+    private void checkRank(String op, int rank) {
+        if (rank < 0 || rank >= ranks) {
+            throw new IllegalArgumentException(op + ": rank " + rank + " is not a rank of a world of " + ranks
+                    + " (nothing done)");
+        }
+    }
+
+    private void checkRequest(String op, int q) {
+        if (q != COMPLETED && (q < 0 || q >= MessageHub.REQUESTS || state[q] == FREE)) {
+            throw new IllegalArgumentException(op + ": " + q + " is not an open request of thread slot " + slot);
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package dev.scalep.endpoints;
+
+import com.sun.management.ThreadMXBean;
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.spmd.LocalWorld;
+import dev.scalep.spmd.World;
+import dev.scalep.verbs.Device;
+import dev.scalep.verbs.Devices;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The eager path (send, the receive hook, matching, copy-out, credits) allocates nothing once
+ * warm: rank 0 sends 8-byte tagged messages to rank 1, which posts a receive for each, tests it
+ * and sends it back; each rank's thread allocates under 4 KiB in at least one of three
+ * consecutive windows of 20,000 round trips (an allocation per message shows in every window).
+ */
+class MessageAllocationTest {
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource({"sim:mlx5, static", "sim:mlx5, mpi-threads", "sim:efa, static"})
+    @Timeout(180)
+    void eagerMessagesDoNotAllocate(String devName, String level) throws Exception {
+        Device d = Devices.byName(devName);
+        List<World> worlds = LocalWorld.create(2, 120_000);
+        AtomicReferenceArray<Object> result = new AtomicReferenceArray<>(2);
+        List<Thread> ts = new ArrayList<>();
+        for (World w : worlds) {
+            ts.add(Thread.ofPlatform().start(() -> {
+                try (WorldEndpoints eps = WorldEndpoints.open(w, d, SharingConfig.parse(level), 1, MessageSuite.OPTS);
+                     Arena arena = Arena.ofConfined()) {
+                    MemorySegment buf = arena.allocate(64, 64);
+                    MessageStatus st = new MessageStatus();
+                    long least = Long.MAX_VALUE;
+                    try (RankEndpoint ep = eps.acquire()) {
+                        Messages m = ep.messages();
+                        var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+                        long tid = Thread.currentThread().threadId();
+                        run(m, w.rank(), buf, st, 30_000);
+                        for (int k = 0; k < 3; k++) { // both ranks run the same round trips
+                            long before = mx.getThreadAllocatedBytes(tid);
+                            run(m, w.rank(), buf, st, 20_000);
+                            least = Math.min(least, mx.getThreadAllocatedBytes(tid) - before);
+                        }
+                        if (!ep.barrier()) {
+                            throw new IllegalStateException("barrier");
+                        }
+                    }
+                    result.set(w.rank(), least);
+                } catch (Throwable t) {
+                    result.set(w.rank(), t);
+                }
+            }));
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        for (int r = 0; r < 2; r++) {
+            if (result.get(r) instanceof Throwable t) {
+                throw new AssertionError("rank " + r + ": " + t, t);
+            }
+            long least = (Long) result.get(r);
+            assertTrue(least < 4096, "rank " + r + " allocated " + least + " bytes in the least of three windows");
+        }
+    }
+
+    /** {@code n} round trips: rank 0 sends then receives, rank 1 receives then sends back. */
+    private static void run(Messages m, int me, MemorySegment buf, MessageStatus st, int n) {
+        int other = 1 - me;
+        for (int i = 0; i < n; i++) {
+            if (me == 0) {
+                buf.set(ValueLayout.JAVA_LONG, 0, i);
+                send(m, other, buf);
+            }
+            int q = m.recv(other, 3, Messages.ALL_BITS, buf, 8, 8);
+            if (q < 0 || !m.waitFor(q, st) || st.error() != 0 || buf.get(ValueLayout.JAVA_LONG, 8) != i) {
+                throw new IllegalStateException("round trip " + i + " failed: " + q + " " + st);
+            }
+            if (me == 1) {
+                buf.set(ValueLayout.JAVA_LONG, 0, i);
+                send(m, other, buf);
+            }
+        }
+    }
+
+    private static void send(Messages m, int to, MemorySegment buf) {
+        int rc;
+        while ((rc = m.send(to, 3, buf, 0, 8)) == Messages.BACK_PRESSURED) {
+            Thread.onSpinWait();
+        }
+        if (rc != Messages.COMPLETED) {
+            throw new IllegalStateException("send: " + rc);
+        }
+    }
+}
