@@ -3,6 +3,7 @@ package dev.scalep.endpoints;
 import dev.scalep.threading.Affinity;
 import dev.scalep.threading.ChainedPoster;
 import dev.scalep.threading.CompletionRouter;
+import dev.scalep.threading.ExclusivePoster;
 import dev.scalep.threading.RoutedCompletion;
 import dev.scalep.threading.SendBatch;
 import dev.scalep.threading.SendPath;
@@ -94,8 +95,16 @@ public final class Endpoint implements AutoCloseable {
     private final int lkey;
     private final int bufferBytes;
     private final int slotBytes;
-    /** Requests staged for the next postlist (at most the postlist, at most the path's batch). */
+    /**
+     * Requests staged for the next postlist (at most the postlist, at most the path's batch), on
+     * paths other than {@link #direct}.
+     */
     private final SendBatch batch;
+    /**
+     * The path itself when it is a per-thread QP's {@link ExclusivePoster} (else null): requests are
+     * staged straight into its native records, without {@link #batch}.
+     */
+    private final ExclusivePoster direct;
     /** Requests accepted by the send path (posted or handed to a combiner), refused ones included. */
     private long posted;
     /** Receive slots, posted to the QP or as this endpoint's share of an SRQ. */
@@ -188,6 +197,7 @@ public final class Endpoint implements AutoCloseable {
         this.inline = plan.inlineThreshold();
         this.rdmaWrite = qp.pd().context().capabilities().rdmaWrite();
         this.batch = new SendBatch(Math.min(o.postlist(), path.maxBatch()));
+        this.direct = path instanceof ExclusivePoster x && x.maxBatch() == batch.capacity() ? x : null;
         this.sgeHeaderPayload = plan.sgeHeaderPayload() && path.maxSge() > 1 && path instanceof ChainedPoster;
         int held = Math.max(16, 4 * receives.slots());
         this.heldWrId = new long[held];
@@ -566,8 +576,9 @@ public final class Endpoint implements AutoCloseable {
      */
     private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, int localKey,
                       long raddr, int remoteKey, int imm, long compareAdd, long swap, int forceFlags) {
+        ExclusivePoster d = direct;
         SendBatch b = batch;
-        if (b.isFull()) {
+        if (d != null ? d.stagedFull() : b.isFull()) {
             int rc = postStaged();
             if (rc != OK) {
                 return rc;
@@ -584,6 +595,17 @@ public final class Endpoint implements AutoCloseable {
         int total = headerLength + length;
         if (total > 0 && total <= inline && !op.writesLocal()) {
             flags |= SendFlags.INLINE;
+        }
+        if (d != null) {
+            d.stage(WrIds.send(owner, wrId), op, flags, headerAddr, headerLength, laddr, length, localKey, raddr,
+                    remoteKey, imm, compareAdd, swap, peerIndex);
+            if (d.stagedFull()) {
+                int rc = postStaged();
+                if (rc != OK && rc != BACK_PRESSURED) {
+                    return rc;
+                }
+            }
+            return OK;
         }
         int i = b.add(WrIds.send(owner, wrId), op, flags, laddr, length, localKey, raddr, remoteKey, imm, peerIndex);
         if (headerLength > 0) {
@@ -603,12 +625,13 @@ public final class Endpoint implements AutoCloseable {
 
     /** Post what is staged: {@link #OK}, {@link #BACK_PRESSURED} (kept staged) or the provider's errno. */
     private int postStaged() {
+        ExclusivePoster d = direct;
         SendBatch b = batch;
-        int n = b.count();
+        int n = d != null ? d.staged() : b.count();
         if (n == 0) {
             return OK;
         }
-        int rc = path.post(b);
+        int rc = d != null ? d.postStaged() : path.post(b);
         if (rc == BACK_PRESSURED) {
             if (Counters.ENABLED) {
                 counters.backPressured.incrementOrdered();
@@ -617,7 +640,7 @@ public final class Endpoint implements AutoCloseable {
             return rc;
         }
         posted += n; // the refused ones are settled through the path's rejected(owner)
-        b.clear();
+        b.clear(); // (a direct path's records are consumed by its postStaged)
         if (Counters.ENABLED) {
             counters.wrs.getAndAddOrdered(n);
             if (rc != OK) {
@@ -636,20 +659,31 @@ public final class Endpoint implements AutoCloseable {
      */
     public int flush() {
         checkOwner("flush");
+        ExclusivePoster d = direct;
         SendBatch b = batch;
-        int n = b.count();
+        int n = d != null ? d.staged() : b.count();
         if (n > 0) {
-            if (Counters.ENABLED && (b.flags(n - 1) & SendFlags.SIGNALED) == 0) {
+            boolean signaled = d != null ? d.lastSignaled() : (b.flags(n - 1) & SendFlags.SIGNALED) != 0;
+            if (Counters.ENABLED && !signaled) {
                 counters.signaled.incrementOrdered();
             }
-            b.flags(n - 1, b.flags(n - 1) | SendFlags.SIGNALED);
+            if (d != null) {
+                d.signalLast();
+            } else {
+                b.flags(n - 1, b.flags(n - 1) | SendFlags.SIGNALED);
+            }
             sinceSignal = 0;
             return postStaged();
         }
         if (sinceSignal > 0) {
             Opcode op = rdmaWrite ? Opcode.RDMA_WRITE : Opcode.SEND;
-            int i = b.add(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED);
-            b.remote(i, peerTarget, peerRkey).peer(i, peerIndex);
+            if (d != null) {
+                d.stage(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED, 0, 0, 0, 0, 0, peerTarget, peerRkey, 0, 0, 0,
+                        peerIndex);
+            } else {
+                int i = b.add(WrIds.send(owner, FLUSH_ID), op, SendFlags.SIGNALED);
+                b.remote(i, peerTarget, peerRkey).peer(i, peerIndex);
+            }
             int rc = postStaged();
             if (rc == OK) {
                 sinceSignal = 0;
@@ -657,7 +691,11 @@ public final class Endpoint implements AutoCloseable {
                     counters.signaled.incrementOrdered();
                 }
             } else if (rc == BACK_PRESSURED) {
-                b.clear();
+                if (d != null) {
+                    d.discardStaged();
+                } else {
+                    b.clear();
+                }
             }
             return rc;
         }
@@ -902,7 +940,7 @@ public final class Endpoint implements AutoCloseable {
 
     /** Requests staged in the postlist and not yet posted (emulation replies waiting for room included). */
     public int staged() {
-        return batch.count() + backlogCount;
+        return (direct != null ? direct.staged() : batch.count()) + backlogCount;
     }
 
     /** Post receive slot {@code slot} again (after reading it). Any receive completion names its slot as the wrId. */
@@ -1015,6 +1053,9 @@ public final class Endpoint implements AutoCloseable {
         closed = true;
         ownerThread = null;
         batch.clear();
+        if (direct != null) {
+            direct.discardStaged();
+        }
         receives.close();
         counters.close();
     }

@@ -165,6 +165,11 @@ abstract sealed class AbstractSendPath implements SendPath
         return pending;
     }
 
+    /** Set the count of records written and not yet posted (a path that writes records itself). */
+    protected final void pending(int n) {
+        pending = n;
+    }
+
     /**
      * Write request {@code i} of {@code b} into record {@code rec} of {@link #list}, a pre-linked
      * record reused from an earlier post: its id always, every other field only where it differs
@@ -174,10 +179,10 @@ abstract sealed class AbstractSendPath implements SendPath
      */
     protected final void rewrite(int rec, SendBatch b, int i) {
         list.wrId(rec, credits.sequence(b.wrId[i]));
-        if (connectionless || b.op[i].isAtomic()) {
-            writeWhole(rec, b, i);
-        } else if (differs(rec, b, i)) {
-            refresh(rec, b, i);
+        Opcode op = b.op[i];
+        if (connectionless || op.isAtomic() || differs(rec, b, i)) {
+            write(rec, op, b.flags[i], b.headerAddr[i], b.headerLength[i], b.localAddr[i], b.length[i], b.lkey[i],
+                    b.remoteAddr[i], b.rkey[i], b.imm[i], b.compareAdd[i], b.swap[i], b.peer[i]);
         }
     }
 
@@ -191,90 +196,66 @@ abstract sealed class AbstractSendPath implements SendPath
                 || (op.hasImmediate() && b.imm[i] != recImm[rec]);
     }
 
-    /** Write the fields of request {@code i} that record {@code rec} does not hold yet (connected QPs; not the id). */
-    private void refresh(int rec, SendBatch b, int i) {
+    /**
+     * Write a request (every field but its id) into record {@code rec}: on a connectionless QP or
+     * for an atomic every field ({@link #writeWhole}), else only the fields in which it differs
+     * from what the record held last. The callers first test whether anything changed, so this
+     * runs when something did.
+     */
+    protected final void write(int rec, Opcode op, int flags, long headerAddr, int headerLength, long laddr,
+                               int length, int lkey, long raddr, int rkey, int imm, long compareAdd, long swap,
+                               int peer) {
+        if (connectionless || op.isAtomic()) {
+            writeWhole(rec, op, flags, headerAddr, headerLength, laddr, length, lkey, raddr, rkey, imm, compareAdd, swap,
+                    peer);
+            return;
+        }
         SendWorkRequests w = list;
-        Opcode op = b.op[i];
         Opcode was = recOp[rec];
         if (was == null) {
-            writeAll(rec, b, i);
+            writeAll(rec, op, flags, headerAddr, headerLength, laddr, length, lkey, raddr, rkey, imm);
             return;
         }
         if (op != was) {
             w.opcode(rec, op);
             recOp[rec] = op;
         }
-        if (b.flags[i] != recFlags[rec]) {
-            w.flags(rec, b.flags[i]);
-            recFlags[rec] = b.flags[i];
+        if (flags != recFlags[rec]) {
+            w.flags(rec, flags);
+            recFlags[rec] = flags;
         }
-        if (b.localAddr[i] != recAddr[rec] || b.length[i] != recLength[rec] || b.lkey[i] != recLkey[rec]
-                || b.headerLength[i] != recHeaderLength[rec] || b.headerAddr[i] != recHeaderAddr[rec]) {
-            writeSges(rec, b, i);
+        if (laddr != recAddr[rec] || length != recLength[rec] || lkey != recLkey[rec]
+                || headerLength != recHeaderLength[rec] || headerAddr != recHeaderAddr[rec]) {
+            writeSges(rec, headerAddr, headerLength, laddr, length, lkey);
         }
-        if (op.isRdma() && (b.remoteAddr[i] != recRemoteAddr[rec] || b.rkey[i] != recRkey[rec])) {
-            writeRdma(rec, b, i);
+        if (op.isRdma() && (raddr != recRemoteAddr[rec] || rkey != recRkey[rec])) {
+            writeRdma(rec, raddr, rkey);
         }
-        if (op.hasImmediate() && b.imm[i] != recImm[rec]) {
-            w.imm(rec, b.imm[i]);
-            recImm[rec] = b.imm[i];
+        if (op.hasImmediate() && imm != recImm[rec]) {
+            w.imm(rec, imm);
+            recImm[rec] = imm;
         }
     }
 
     /**
-     * Every field of request {@code i} but its id into record {@code rec}: on a connectionless QP
-     * (its destination shares the record's union with the RDMA fields) and for an atomic (whose
-     * fields share it too); the record's remembered contents are forgotten, so the next request
-     * written into it is written whole.
+     * Every field of a request but its id into record {@code rec}: on a connectionless QP (its
+     * destination shares the record's union with the RDMA fields) and for an atomic (whose fields
+     * share it too); the record's remembered contents are forgotten, so the next request written
+     * into it is written whole.
      */
-    private void writeWhole(int rec, SendBatch b, int i) {
-        list.opcode(rec, b.op[i]).flags(rec, b.flags[i]);
-        describe(rec, b, i);
-        recOp[rec] = null;
-    }
-
-    /** Every field of request {@code i} but its id into record {@code rec} never written before (connected QPs). */
-    private void writeAll(int rec, SendBatch b, int i) {
-        Opcode op = b.op[i];
-        list.opcode(rec, op).flags(rec, b.flags[i]);
-        recOp[rec] = op;
-        recFlags[rec] = b.flags[i];
-        writeSges(rec, b, i);
-        if (op.isRdma()) {
-            writeRdma(rec, b, i);
-        }
-        list.imm(rec, b.imm[i]);
-        recImm[rec] = b.imm[i];
-    }
-
-    private void writeSges(int rec, SendBatch b, int i) {
-        list.sges(rec, b.headerAddr[i], b.headerLength[i], b.localAddr[i], b.length[i], b.lkey[i]);
-        recHeaderAddr[rec] = b.headerAddr[i];
-        recHeaderLength[rec] = b.headerLength[i];
-        recAddr[rec] = b.localAddr[i];
-        recLength[rec] = b.length[i];
-        recLkey[rec] = b.lkey[i];
-    }
-
-    private void writeRdma(int rec, SendBatch b, int i) {
-        list.rdma(rec, b.remoteAddr[i], b.rkey[i]);
-        recRemoteAddr[rec] = b.remoteAddr[i];
-        recRkey[rec] = b.rkey[i];
-    }
-
-    /** Every field of request {@code i} but its id, opcode and flags, into record {@code rec} (see {@link #writeWhole}). */
-    private void describe(int rec, SendBatch b, int i) {
+    private void writeWhole(int rec, Opcode op, int flags, long headerAddr, int headerLength, long laddr, int length,
+                            int lkey, long raddr, int rkey, int imm, long compareAdd, long swap, int peer) {
         SendWorkRequests w = list;
-        Opcode op = b.op[i];
-        w.sges(rec, b.headerAddr[i], b.headerLength[i], b.localAddr[i], b.length[i], b.lkey[i]);
-        int peer = b.peer[i];
+        w.opcode(rec, op).flags(rec, flags);
+        recFlags[rec] = flags; // the one field kept: flagsOf reads it
+        w.sges(rec, headerAddr, headerLength, laddr, length, lkey);
         if (op.isRdma()) {
-            w.rdma(rec, b.remoteAddr[i], b.rkey[i]);
+            w.rdma(rec, raddr, rkey);
             if (connectionless) {
                 w.srdDestination(rec, peerAh[peer], peerQpn[peer], peerQkey[peer]);
             }
         } else if (op.isAtomic()) {
-            w.atomic(rec, b.remoteAddr[i], b.rkey[i], b.compareAdd[i], b.swap[i]);
+            w.atomic(rec, raddr, rkey, compareAdd, swap);
             if (connectionless) { // no connectionless device has atomics: the provider refuses the request
                 w.srdDestination(rec, peerAh[peer], peerQpn[peer], peerQkey[peer]);
             }
@@ -282,8 +263,55 @@ abstract sealed class AbstractSendPath implements SendPath
             w.ud(rec, peerAh[peer], peerQpn[peer], peerQkey[peer]);
         }
         if (op.hasImmediate()) {
-            w.imm(rec, b.imm[i]);
+            w.imm(rec, imm);
         }
+        recOp[rec] = null;
+    }
+
+    /** Every field of a request but its id into record {@code rec} never written, or written whole (connected QPs). */
+    private void writeAll(int rec, Opcode op, int flags, long headerAddr, int headerLength, long laddr, int length,
+                          int lkey, long raddr, int rkey, int imm) {
+        list.opcode(rec, op).flags(rec, flags);
+        recOp[rec] = op;
+        recFlags[rec] = flags;
+        writeSges(rec, headerAddr, headerLength, laddr, length, lkey);
+        // The RDMA fields too when the opcode has none: after a record written whole (an atomic's
+        // operands share them) they must hold what is remembered, or a later RDMA request with
+        // the remembered remote address and rkey would keep the atomic's bytes.
+        writeRdma(rec, raddr, rkey);
+        list.imm(rec, imm);
+        recImm[rec] = imm;
+    }
+
+    private void writeSges(int rec, long headerAddr, int headerLength, long laddr, int length, int lkey) {
+        list.sges(rec, headerAddr, headerLength, laddr, length, lkey);
+        recHeaderAddr[rec] = headerAddr;
+        recHeaderLength[rec] = headerLength;
+        recAddr[rec] = laddr;
+        recLength[rec] = length;
+        recLkey[rec] = lkey;
+    }
+
+    private void writeRdma(int rec, long raddr, int rkey) {
+        list.rdma(rec, raddr, rkey);
+        recRemoteAddr[rec] = raddr;
+        recRkey[rec] = rkey;
+    }
+
+    /** The flags record {@code rec} holds (remembered, so valid once {@link #write} wrote it). */
+    protected final int flagsOf(int rec) {
+        return recFlags[rec];
+    }
+
+    /** Whether records are written whole (a connectionless QP: its destination shares the RDMA fields). */
+    protected final boolean connectionless() {
+        return connectionless;
+    }
+
+    /** Replace the flags of record {@code rec}, keeping what it remembers in step. */
+    protected final void setFlags(int rec, int flags) {
+        list.flags(rec, flags);
+        recFlags[rec] = flags;
     }
 
     /** Post the {@link #pending} records with one doorbell; returns the provider's result ({@link #settle}). */
@@ -378,10 +406,10 @@ abstract sealed class AbstractSendPath implements SendPath
             // the id, then only what changed: one loop the JIT compiles whole (a call per request
             // to a separately compiled method kept every field load and range check per request)
             w.wrId(rec, c.sequence(ids[i]));
-            if (connectionless || b.op[i].isAtomic()) {
-                writeWhole(rec, b, i);
-            } else if (differs(rec, b, i)) {
-                refresh(rec, b, i);
+            Opcode op = b.op[i];
+            if (connectionless || op.isAtomic() || differs(rec, b, i)) {
+                write(rec, op, b.flags[i], b.headerAddr[i], b.headerLength[i], b.localAddr[i], b.length[i], b.lkey[i],
+                        b.remoteAddr[i], b.rkey[i], b.imm[i], b.compareAdd[i], b.swap[i], b.peer[i]);
             }
         }
         pending = rec;

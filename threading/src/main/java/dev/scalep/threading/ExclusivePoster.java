@@ -1,21 +1,172 @@
 package dev.scalep.threading;
 
+import dev.scalep.verbs.Errno;
+import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
+import dev.scalep.verbs.SendFlags;
+import dev.scalep.verbs.SendWorkRequests;
 
 /**
  * The send path of a QP used by one thread: fills the postlist and rings the doorbell directly,
  * without a lock (with a thread domain and parent domain the provider takes none either).
  * {@link #post} must be called by one thread at a time; the caller serialises it (the endpoint
  * layer binds it to its owner thread). {@link #retire} may run on the CQ poller's thread.
+ *
+ * <p>Besides {@link #post(SendBatch)} its one thread may stage requests straight into the native
+ * records the path posts from ({@link #stage}, then {@link #postStaged}): no {@link SendBatch} in
+ * between, each record written only where the request differs from what it held last, the wr_id
+ * (the request's send-queue sequence) when the list is posted. The endpoint layer does this on a
+ * per-thread QP. A thread uses one way or the other: {@link #post(SendBatch)} refuses to run while
+ * staged requests wait.
  */
 public final class ExclusivePoster extends AbstractSendPath {
+    /** The caller's ids of the staged requests, by record. */
+    private final long[] stagedIds;
+    /** Staged requests that carry a header (refused at post when records hold one SGE). */
+    private int stagedHeaders;
+    /**
+     * The template: the fields but id and flags of the last request {@link #stage} wrote or found
+     * (connected QP, no header, not an atomic; {@code tOp} null when there is none), its generation,
+     * and per record the generation of the template it holds.
+     */
+    private Opcode tOp;
+    private long tLaddr;
+    private int tLength;
+    private int tLkey;
+    private long tRaddr;
+    private int tRkey;
+    private int tImm;
+    private long gen = 1;
+    private final long[] recGen;
+
     public ExclusivePoster(QueuePair qp, int maxBatch, int owners, int peers, PostFailureHandler onFailure) {
         super(qp, maxBatch, owners, peers, onFailure);
+        this.stagedIds = new long[maxBatch()];
+        this.recGen = new long[maxBatch()];
     }
 
     @Override
     protected int postAdmitted(SendBatch b, int n) {
+        if (pending() != 0) {
+            credits.give(n);
+            throw new IllegalStateException("qp " + qp.qpNum() + ": post(SendBatch) while " + pending()
+                    + " requests are staged in the path's records (post them with postStaged() first)");
+        }
+        gen++; // appendAll may rewrite records: none holds the template any more
         appendAll(b, n);
+        return postList();
+    }
+
+    /** Requests staged and not yet posted. */
+    public int staged() {
+        return pending();
+    }
+
+    /** Whether {@link #maxBatch()} requests are staged: {@link #stage} has no room until {@link #postStaged}. */
+    public boolean stagedFull() {
+        return pending() == maxBatch;
+    }
+
+    /**
+     * Stage one request into the next record (the caller checked {@link #stagedFull()} is false):
+     * {@code wrId} the caller's id, {@code flags} {@link SendFlags} bits, the other fields as in
+     * {@link SendBatch}'s setters (zero where they do not apply). Nothing is taken or checked
+     * here; {@link #postStaged} admits the staged requests as {@link #post(SendBatch)} admits a
+     * batch. Does not allocate.
+     *
+     * <p>The common case is small enough for the JIT to inline into the caller: a request equal to
+     * the last one staged (the template) in every field but its id and flags, going into a record
+     * that was written with that template, needs only its flags compared; anything else goes to
+     * {@link #stageChanged}, which writes what differs.
+     */
+    public void stage(long wrId, Opcode op, int flags, long headerAddr, int headerLength, long laddr, int length,
+                      int lkey, long raddr, int rkey, int imm, long compareAdd, long swap, int peer) {
+        int rec = pending();
+        stagedIds[rec] = wrId;
+        if (op != tOp || laddr != tLaddr || length != tLength || lkey != tLkey || raddr != tRaddr || rkey != tRkey
+                || imm != tImm || headerLength != 0 || recGen[rec] != gen || flagsOf(rec) != flags) {
+            stageChanged(rec, op, flags, headerAddr, headerLength, laddr, length, lkey, raddr, rkey, imm, compareAdd,
+                    swap, peer);
+        }
+        pending(rec + 1);
+    }
+
+    /** {@link #stage} of a request the record may not hold: write what differs, then update the template. */
+    private void stageChanged(int rec, Opcode op, int flags, long headerAddr, int headerLength, long laddr, int length,
+                              int lkey, long raddr, int rkey, int imm, long compareAdd, long swap, int peer) {
+        write(rec, op, flags, headerAddr, headerLength, laddr, length, lkey, raddr, rkey, imm, compareAdd, swap, peer);
+        if (headerLength > 0) {
+            stagedHeaders++;
+        }
+        if (connectionless() || op.isAtomic() || headerLength > 0) {
+            tOp = null; // written whole, or counted at each stage: never the template
+            return;
+        }
+        if (op != tOp || laddr != tLaddr || length != tLength || lkey != tLkey || raddr != tRaddr || rkey != tRkey
+                || imm != tImm) {
+            tOp = op;
+            tLaddr = laddr;
+            tLength = length;
+            tLkey = lkey;
+            tRaddr = raddr;
+            tRkey = rkey;
+            tImm = imm;
+            gen++; // no record holds the new template yet
+        }
+        recGen[rec] = gen;
+    }
+
+    /** Whether the last staged request is signaled (false when none is staged). */
+    public boolean lastSignaled() {
+        int n = pending();
+        return n > 0 && (flagsOf(n - 1) & SendFlags.SIGNALED) != 0;
+    }
+
+    /** Signal the last staged request (a flush: its completion retires every request before it). */
+    public void signalLast() {
+        int n = pending();
+        if (n > 0) {
+            setFlags(n - 1, flagsOf(n - 1) | SendFlags.SIGNALED);
+        }
+    }
+
+    /** Drop every staged request (nothing was taken for them). */
+    public void discardStaged() {
+        pending(0);
+        stagedHeaders = 0;
+    }
+
+    /**
+     * Post the staged requests with one doorbell, admitted as {@link #post(SendBatch)} admits a
+     * batch: 0 when nothing was staged or all were taken, {@link #EAGAIN} without a credit per
+     * request (nothing taken, they stay staged), EINVAL for a header the records have no room for
+     * (they are dropped), or the provider's errno (the refused ones settled as for any post).
+     */
+    public int postStaged() {
+        int n = pending();
+        if (n == 0) {
+            return 0;
+        }
+        if (maxSge() < 2 && stagedHeaders > 0) {
+            discardStaged();
+            return Errno.EINVAL;
+        }
+        if (!credits.tryTake(n)) {
+            return EAGAIN;
+        }
+        long first = credits.sequence(stagedIds, n);
+        SendWorkRequests w = list;
+        if (first >= 0) {
+            for (int i = 0; i < n; i++) {
+                w.wrId(i, first + i);
+            }
+        } else {
+            long[] ids = stagedIds;
+            for (int i = 0; i < n; i++) {
+                w.wrId(i, ids[i]);
+            }
+        }
+        stagedHeaders = 0;
         return postList();
     }
 }

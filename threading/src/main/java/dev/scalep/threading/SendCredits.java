@@ -138,6 +138,27 @@ public final class SendCredits {
         return seq;
     }
 
+    /**
+     * {@link #sequence} for the first {@code n} ids of {@code wrIds} at once: returns the first
+     * sequence (ids {@code i} gets {@code first + i}), or {@code -1} when ids are not rewritten (the
+     * provider sees the caller's ids). The table entries are plain stores followed by one release
+     * fence, which orders them before the post that follows as the per-entry release does. Poster only.
+     */
+    public long sequence(long[] wrIds, int n) {
+        if (!rewrite) {
+            return -1;
+        }
+        long first = sqSeq;
+        long[] table = userIds;
+        int m = mask;
+        for (int i = 0; i < n; i++) {
+            table[(int) ((first + i) & m)] = wrIds[i];
+        }
+        sqSeq = first + n;
+        VarHandle.releaseFence();
+        return first;
+    }
+
     /** Take back the last {@code n} sequences handed out (their requests were not posted). Poster only. */
     public void unsequence(long n) {
         if (rewrite) {
