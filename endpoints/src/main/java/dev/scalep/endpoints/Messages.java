@@ -16,6 +16,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * other (through the loopback). A receive names a source rank or {@link #ANY_SOURCE}, a tag and a
  * tag mask: a message matches when {@code (messageTag & mask) == (tag & mask)} (mask 0: any tag,
  * {@link #ALL_BITS}: exactly {@code tag}).
+ * Tags {@code 0x7F000000..0x7FFFFFFF} are {@link Collectives}' on a slot that runs collectives:
+ * there, send no such tags and post no receive whose tag and mask match them.
  *
  * <p><b>Order.</b> Two messages from one thread slot to one thread slot that match the same
  * receive are received in the order sent (MPI's non-overtaking rule), on EFA too: every message
