@@ -76,7 +76,7 @@ final class KernelCommand implements Callable<Integer> {
     String variant = "atomic";
 
     @Option(names = "--warmup", paramLabel = "N", description = "Untimed passes over every level before the timed run "
-            + "(default: dgemm 3; stencil and gups until each level has run 1500 iterations of 100, at most 15). "
+            + "(default: dgemm 3, gups 15, stencil enough passes of --iterations for 1500 iterations a level, at most 15). "
             + "0 times the first run: for correctness checks where rates do not matter (a slow emulated machine).")
     Integer warmup;
 
