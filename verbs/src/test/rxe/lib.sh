@@ -24,7 +24,7 @@ RXE_SWEEP="sweep --threads 1,2 --categories static,mpi-threads --messages 10000 
 
 # The java command line of an SPMD rank in a guest (client compiler only: JVM start-up dominates under TCG).
 rxe_rank_java() { # $1: the guest's scratch directory for java.io.tmpdir
-    echo "$JAVA_HOME/bin/java --enable-native-access=ALL-UNNAMED -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData -Xmx256m -Djava.io.tmpdir=$1 -jar $JAR"
+    echo "$JAVA_HOME/bin/java --enable-native-access=ALL-UNNAMED -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData -Xmx256m --sun-misc-unsafe-memory-access=allow -Djava.io.tmpdir=$1 -jar $JAR"
 }
 
 rxe_check_packages() {

@@ -75,6 +75,11 @@ final class KernelCommand implements Callable<Integer> {
     @Option(names = "--variant", paramLabel = "V", description = "gups update: atomic (default) or get-put.")
     String variant = "atomic";
 
+    @Option(names = "--warmup", paramLabel = "N", description = "Untimed passes over every level before the timed run "
+            + "(default: dgemm 3, gups 15, stencil enough passes of --iterations for 1500 iterations a level, at most 15). "
+            + "0 times the first run: for correctness checks where rates do not matter (a slow emulated machine).")
+    Integer warmup;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -92,6 +97,9 @@ final class KernelCommand implements Callable<Integer> {
         Checks.refuseUnless(spec, "--iterations", k.equals("stencil"), "only stencil iterates; use --size");
         Checks.refuseUnless(spec, "--variant", gups, "only gups has variants");
         Checks.range("--threads", threads, 1, 1024, "");
+        if (warmup != null) {
+            Checks.range("--warmup", warmup, 0, 100, "untimed passes over the levels");
+        }
         int n = size != null ? size : (dgemm ? 128 : gups ? 20 : 256);
         if (gups) {
             try {
@@ -148,7 +156,7 @@ final class KernelCommand implements Callable<Integer> {
             // Untimed passes over every level first, until each has run WARM_ITERATIONS stencil iterations
             // (DGEMM: WARM_PASSES), then wait for the compilers: the per-iteration code is then compiled
             // for all levels before any is timed, and no level pays for the JIT of the one before it.
-            int passes = k.equals("dgemm") ? WARM_PASSES
+            int passes = warmup != null ? warmup : k.equals("dgemm") ? WARM_PASSES
                     : (int) Math.min(MAX_WARM_PASSES, Math.max(1, (WARM_ITERATIONS + iterations - 1) / Math.max(1, iterations)));
             StringBuilder warm = new StringBuilder("warming up " + levels.size() + " levels ");
             for (int pass = 0; pass < passes; pass++) {
@@ -157,9 +165,11 @@ final class KernelCommand implements Callable<Integer> {
                 }
                 warm.append('.');
             }
-            Warmup.awaitJitQuiet(); // the compilers' queue from the warm-up would otherwise take a core from the first level
+            if (passes > 0) {
+                Warmup.awaitJitQuiet(); // the compilers' queue from the warm-up would otherwise take a core from the first level
+            }
             if (lead) {
-                Output.line(System.out, warm + " done");
+                Output.line(System.out, passes > 0 ? warm + " done" : "no warm-up (--warmup 0): the rates include the JIT's work");
                 Output.line(System.out, String.format("%-34s %8s %10s %-8s %12s  %s", "LEVEL", "RANKSxT", "SECONDS", "", "RDMA OPS/S", "VERIFIED"));
             }
             for (Map.Entry<String, SharingConfig> e : levels.entrySet()) {

@@ -25,6 +25,11 @@ class KernelCommandTest {
         assertEquals(2, r.out().lines().filter(l -> l.endsWith("verified")).count(), r.out());
         assertTrue(r.out().contains("warming up 2 levels " + ".".repeat(15) + " done"),
                 "at most 15 passes of 5 iterations (1500 wanted): " + r.out());
+        r = SweepCommandTest.run("kernel", "gups", "--threads", "2", "--categories", "static,mpi-threads", "--size", "10",
+                "--warmup", "0");
+        assertEquals(0, r.rc(), r.out() + r.err());
+        assertEquals(2, r.out().lines().filter(l -> l.endsWith("verified")).count(), r.out());
+        assertTrue(r.out().contains("no warm-up (--warmup 0)") && !r.out().contains("warming up"), r.out());
     }
 
     @Test
@@ -38,7 +43,8 @@ class KernelCommandTest {
                 {"kernel", "gups", "--variant", "xor"},
                 {"kernel", "gups", "--size", "31"},
                 {"kernel", "stencil", "--variant", "atomic"},
-                {"kernel", "gups", "--iterations", "3"}}) {
+                {"kernel", "gups", "--iterations", "3"},
+                {"kernel", "gups", "--warmup", "-1"}}) {
             SweepCommandTest.Run r = SweepCommandTest.run(args);
             assertEquals(2, r.rc(), String.join(" ", args) + ": " + r.err());
             assertEquals(1, r.err().strip().lines().count(), r.err());
