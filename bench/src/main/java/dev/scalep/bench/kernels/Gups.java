@@ -143,8 +143,11 @@ public final class Gups {
                             done[slot] = System.nanoTime();
                             // Every thread of every rank keeps progressing until all are done: on a
                             // device without RDMA atomics another thread's updates need this one's.
-                            if (!re.barrier()) {
-                                throw new IllegalStateException("gups: the threads' closing barrier failed or took 60 s");
+                            // Bounded, but generously: the slowest thread may still have a whole slice
+                            // of round trips ahead (an emulated machine takes minutes for it).
+                            if (!re.barrier(CLOSING_BARRIER_NANOS)) {
+                                throw new IllegalStateException("gups: the threads' closing barrier failed or took "
+                                        + CLOSING_BARRIER_NANOS / 1_000_000_000L + " s");
                             }
                         } catch (Throwable x) {
                             failure.compareAndSet(null, x);
@@ -184,6 +187,9 @@ public final class Gups {
             return result;
         }
     }
+
+    /** How long a thread that finished its slice waits in the closing barrier for the others. */
+    static final long CLOSING_BARRIER_NANOS = 600_000_000_000L;
 
     /** Replay the stream and count the words of this rank's block that differ from it. */
     static long verify(MemorySegment local, long base, long words, int logLocal, int me) {
