@@ -456,6 +456,15 @@ public final class Endpoint implements AutoCloseable {
                 signaled ? SendFlags.SIGNALED : 0);
     }
 
+    /**
+     * Post what is staged as it is (no request forced signaled, unlike {@link #flush()}): the tagged
+     * messages post each message at once this way and leave signaling to every q-th request.
+     * Returns {@link #OK}, {@link #BACK_PRESSURED} (kept staged) or the provider's errno.
+     */
+    int postStagedNow() {
+        return postStaged();
+    }
+
     /** Offer receives to the rank's tagged messages (set before the endpoint is acquired). */
     void messages(MessageHub h) {
         this.hub = h;

@@ -51,7 +51,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * bounded memory (the inbox ring). A program that needs more unmatched messages in flight than
  * the credits between a pair waits on back-pressure (MPI calls such programs unsafe).
  *
- * <p><b>Progress.</b> Every call here progresses the slot's endpoints; messages reach the inbox
+ * <p><b>Progress.</b> A send is staged in the endpoint's postlist and posted when the postlist
+ * is full or at the slot's next progress: any call here that waits or finds no room,
+ * {@link #progress()}, {@link RankEndpoint#flush()} or {@link RankEndpoint#barrier()}.
+ * {@link #test}, {@link #waitFor}, {@link #probe}, {@link #progress} and a call that finds no room
+ * progress the slot's endpoints; messages reach the inbox
  * in the progress of whichever thread polls the receive, so at levels where threads share a QP,
  * a thread's messages move only while some sharer progresses ({@link RankEndpoint#progress()},
  * {@link RankEndpoint#barrier()} or any call here).
@@ -234,7 +238,6 @@ public final class Messages {
         doneSource[q] = rank;
         doneTag[q] = tag;
         doneLength[q] = length;
-        post(r.to(rank));
         return q;
     }
 
@@ -256,8 +259,7 @@ public final class Messages {
         if (rc != Endpoint.OK) {
             return rc == Endpoint.BACK_PRESSURED ? BACK_PRESSURED : -rc;
         }
-        sent(rank);
-        post(e);
+        sent(rank); // posted with the postlist, or at this slot's next progress (any call here), flush or barrier
         return COMPLETED;
     }
 
@@ -289,9 +291,7 @@ public final class Messages {
     }
 
     private static void post(Endpoint e) {
-        if (e.staged() > 0) {
-            e.flush(); // back-pressure keeps it staged: progress posts it
-        }
+        e.postStagedNow(); // back-pressure keeps it staged: progress posts it
     }
 
     /** A control message (credit, rendezvous completion) to {@code rank}; false when no entry or no room. */
@@ -576,8 +576,8 @@ public final class Messages {
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
-            if ((spins & 63) == 0) {
-                Thread.yield();
+            if ((spins & 4095) == 0) {
+                Thread.yield(); // the message may need another thread (a sharer, the peer rank) to run
             } else {
                 Thread.onSpinWait();
             }
