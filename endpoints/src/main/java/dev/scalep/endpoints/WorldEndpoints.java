@@ -161,7 +161,9 @@ public final class WorldEndpoints implements AutoCloseable {
             }
             w.recvSlotBytes = o.recvSlotBytes();
             w.openMessages(type.connectionless(), o);
-            w.barrierWindow = w.allocateWindow(8L * ((long) p * threads + threads));
+            // per rank and slot an arrival word, per slot the word its barrier puts from and the word
+            // Messages' liveness probe reads into (RankEndpoint.answers)
+            w.barrierWindow = w.allocateWindow(8L * ((long) p * threads + 2L * threads));
             world.barrier();
         } catch (RuntimeException | Error e) {
             release(w.scratchMrs, w.memoryPd);
