@@ -38,6 +38,8 @@ import java.lang.foreign.ValueLayout;
 public final class ActiveMessages {
     /** Handler ids per slot: 0..255. */
     public static final int HANDLERS = 256;
+    /** Bytes of the message header in front of every payload in a receive slot ({@link #maxPayload()} = slot − this). */
+    public static final int HEADER_BYTES = MessageHub.HEADER;
     /** Returned when nothing was sent: no credit towards that rank or a full send queue; progress, then call again. */
     public static final int BACK_PRESSURED = Messages.BACK_PRESSURED;
     /** Returned by a send whose message was taken (its payload copied). */
