@@ -114,6 +114,15 @@ public final class RankEndpoint implements AutoCloseable {
         return hub.slots[index].bind(this);
     }
 
+    /**
+     * This thread slot's active messages ({@link ActiveMessages}): handlers registered by id, run
+     * in the destination slot's progress. They share the slot's {@link #messages()} sequence and
+     * credits, and throw as it does where the receive slots leave no room.
+     */
+    public ActiveMessages activeMessages() {
+        return messages().active();
+    }
+
     /** This rank. */
     int rank() {
         return me;
