@@ -183,9 +183,11 @@ final class PerftestCommand implements Callable<Integer> {
         Output.line(System.out, cells);
         Output.line(System.out, "|    Stage     | # iterations | 50.0%ile | average | overall |  average |  overall |  average  |  overall  |");
         Output.line(System.out, cells);
-        Output.line(System.out, String.format(Locale.ROOT, "Final:    %18d %10.3f %9.3f %9.3f %10.2f %10.2f %11.0f %11.0f",
-                r.iterations(), r.p50Us(), r.averageUs(), r.overallUs(), r.bandwidthMBs(), r.bandwidthMBs(),
-                r.messageRate(), r.messageRate()));
+        if (r.seconds() > 0) { // a run that failed before its timed part has no numbers to show
+            Output.line(System.out, String.format(Locale.ROOT, "Final:    %18d %10.3f %9.3f %9.3f %10.2f %10.2f %11.0f %11.0f",
+                    r.iterations(), r.p50Us(), r.averageUs(), r.overallUs(), r.bandwidthMBs(), r.bandwidthMBs(),
+                    r.messageRate(), r.messageRate()));
+        }
         if (!r.checked()) {
             Output.line(System.err, "perftest: " + r.detail());
         }
