@@ -510,15 +510,8 @@ public final class RankEndpoint implements AutoCloseable {
         // Everyone flushed before arriving, so no request reaches this rank any more: what is left
         // here is replies to emulated atomics that were served and not yet completed.
         for (Endpoint e : distinct) {
-            while (e.outstanding() > 0 || e.staged() > 0) {
-                if (e.staged() > 0) {
-                    e.flush();
-                }
-                e.progressKeepingReceives();
-                if (System.nanoTime() - deadline > 0) {
-                    return false;
-                }
-                Thread.onSpinWait();
+            if (!quiet(e, deadline)) {
+                return false;
             }
         }
         clearTouchedIfQuiet();
