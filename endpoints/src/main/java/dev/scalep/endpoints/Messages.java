@@ -59,6 +59,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * in the progress of whichever thread polls the receive, so at levels where threads share a QP,
  * a thread's messages move only while some sharer progresses ({@link RankEndpoint#progress()},
  * {@link RankEndpoint#barrier()} or any call here).
+ *
+ * <p><b>Active messages</b> ({@link ActiveMessages}, {@link RankEndpoint#activeMessages()}) travel
+ * in the same per-pair sequence with the same credits; their handlers run in this slot's progress.
+ * Messages a faulty or hostile peer sends are refused and counted ({@link #refused(int)}).
  */
 public final class Messages {
     /** A receive's source that matches every rank. */
