@@ -77,7 +77,7 @@ final class TaggedSweep {
                 int idx = t;
                 workers.add(Thread.ofPlatform().name("tagged-" + me + "-" + t).start(() -> {
                     try (RankEndpoint re = we.acquire()) {
-                        Stream s = new Stream(re.messages(), ranks - 1 - me, ranks, mem.asSlice(idx * (POSTED + 1) * stride,
+                        Stream s = new Stream(re, re.messages(), ranks - 1 - me, ranks, mem.asSlice(idx * (POSTED + 1) * stride,
                                 (POSTED + 1) * stride), stride, w.size(), received, idx);
                         for (int r = 0; r < rounds; r++) {
                             long n = r < warmRounds ? warmup : p.messages();
@@ -134,7 +134,7 @@ final class TaggedSweep {
             } finally {
                 ended.set(Integer.MAX_VALUE);
                 for (Thread th : workers) {
-                    th.join(TimeUnit.SECONDS.toMillis(90));
+                    th.join(); // every wait in them is bounded; a receiving rank's threads may still be at work here
                 }
             }
             // every rank learns what every rank received, so that all of them fail alike
@@ -164,6 +164,7 @@ final class TaggedSweep {
     /** One slot's stream: its sends (index in the first 8 bytes) and its ring of posted receives. */
     private static final class Stream {
         final Messages m;
+        private final RankEndpoint re;
         private final int peer;
         private final boolean answer;
         private final MemorySegment mem;
@@ -176,11 +177,12 @@ final class TaggedSweep {
         private long sent;
         private long taken;
 
-        Stream(Messages m, int peer, int ranks, MemorySegment mem, long stride, int size, AtomicLongArray received, int idx) {
+        Stream(RankEndpoint re, Messages m, int peer, int ranks, MemorySegment mem, long stride, int size, AtomicLongArray received, int idx) {
             if (m.eagerLimit() < size) {
                 throw new IllegalStateException("--op tag: " + size + " bytes are above the eager limit of "
                         + m.eagerLimit());
             }
+            this.re = re;
             this.m = m;
             this.peer = peer;
             this.answer = ranks > 1;
@@ -239,7 +241,8 @@ final class TaggedSweep {
                         stuckSince = now;
                     } else if (now - stuckSince > STUCK_NANOS) {
                         throw new IllegalStateException("tagged stream to or from rank " + peer + " made no progress in 60 s ("
-                                + sent + " sent, " + taken + " received)");
+                                + sent + " sent, " + taken + " received; the endpoint's first error status: "
+                                + re.firstErrorStatus(peer) + ")");
                     }
                 }
             }

@@ -23,6 +23,12 @@ public final class MessageStatus {
     public static final int TRANSFER_FAILED = 4;
     /** A send's receiver reported an error for the message (NOT_REGISTERED or TRANSFER_FAILED there). */
     public static final int REMOTE_ERROR = 5;
+    /**
+     * The rank the request waited for ({@link #source()}) stopped answering: {@link Messages#waitFor}
+     * probed it while waiting and the device reported it unreachable (the process died, or its
+     * node). The request is closed; nothing more will arrive from or reach that rank here.
+     */
+    public static final int PEER_LOST = 6;
 
     private int source;
     private int tag;
@@ -61,6 +67,7 @@ public final class MessageStatus {
             case NOT_REGISTERED -> "NOT_REGISTERED";
             case TRANSFER_FAILED -> "TRANSFER_FAILED";
             case REMOTE_ERROR -> "REMOTE_ERROR";
+            case PEER_LOST -> "PEER_LOST";
             default -> "error " + error;
         };
     }

@@ -81,6 +81,10 @@ public final class Messages {
     private static final int RECV_DONE = 2;
     private static final int SEND = 3;
     private static final long WAIT_NANOS = 60_000_000_000L;
+    /** How long {@link #waitFor} waits before it probes the ranks the request waits for, and between probes. */
+    static final long PROBE_NANOS = 1_000_000_000L;
+    /** How long one probe may take before the rank is taken to be slow, not gone. */
+    private static final long PROBE_TIMEOUT_NANOS = 10_000_000_000L;
 
     private final MessageHub hub;
     private final int slot;
@@ -656,20 +660,64 @@ public final class Messages {
         return true;
     }
 
-    /** {@link #test} until {@code request} completes; false when 60 s pass first (the request stays open). */
+    /**
+     * {@link #test} until {@code request} completes; false when 60 s pass first (the request stays
+     * open). Every {@link #PROBE_NANOS} of waiting it probes the rank the request waits for (a
+     * receive's source, every other rank for {@link #ANY_SOURCE}; a rendezvous send's destination)
+     * with an 8-byte RDMA read; when the device fails the read, the rank is gone: the request is
+     * closed and completes with {@link MessageStatus#PEER_LOST}, its source naming that rank.
+     */
     public boolean waitFor(int request, MessageStatus out) {
-        long deadline = System.nanoTime() + WAIT_NANOS;
+        long start = System.nanoTime();
+        long deadline = start + WAIT_NANOS;
+        long probe = start + PROBE_NANOS;
         for (int spins = 1; !test(request, out); spins++) {
-            if (System.nanoTime() - deadline > 0) {
+            long now = System.nanoTime();
+            if (now - deadline > 0) {
                 return false;
             }
             if ((spins & 4095) == 0) {
+                if (now - probe > 0) {
+                    int lost = lostRank(request);
+                    if (lost >= 0) {
+                        lost(request, lost, out);
+                        return true;
+                    }
+                    probe = System.nanoTime() + PROBE_NANOS;
+                }
                 Thread.yield(); // the message may need another thread (a sharer, the peer rank) to run
             } else {
                 Thread.onSpinWait();
             }
         }
         return true;
+    }
+
+    /** A rank open request {@code q} waits for that no longer answers, or -1 (every one answers). */
+    private int lostRank(int q) {
+        if (q == COMPLETED) {
+            return -1;
+        }
+        int from = state[q] == SEND ? doneSource[q] : source[q];
+        int to = from == ANY_SOURCE ? ranks : from + 1;
+        for (int r = Math.max(0, from); r < to; r++) {
+            if (!re.answers(r, PROBE_TIMEOUT_NANOS)) {
+                return r;
+            }
+        }
+        return -1;
+    }
+
+    /** Close request q, whose peer {@code rank} is gone, with {@link MessageStatus#PEER_LOST}. */
+    private void lost(int q, int rank, MessageStatus out) {
+        int t = state[q] == SEND ? doneTag[q] : tag[q];
+        if (state[q] == RECV_POSTED) {
+            unlink(q);
+        }
+        buffer[q] = null;
+        window[q] = null;
+        out.set(rank, t, 0, MessageStatus.PEER_LOST);
+        release(q);
     }
 
     private boolean done(int q) {

@@ -140,6 +140,33 @@ public final class RankEndpoint implements AutoCloseable {
         return me;
     }
 
+    /**
+     * Whether rank {@code rank} still answers: an 8-byte RDMA read of its part of the barrier window
+     * into this slot's probe word of it (a word nothing else uses), flushed
+     * for at most {@code timeoutNanos}. False only when the device failed it (a peer that is gone
+     * completes it with a retry or transport error); true when it completed, took longer, or could
+     * not be posted (a device without RDMA read: nothing to tell).
+     */
+    boolean answers(int rank, long timeoutNanos) {
+        if (rank == me) {
+            return true;
+        }
+        Window bw = owner.barrierWindow();
+        long mine = 8L * ((long) byRank.length * owner.threads() + owner.threads() + index);
+        int rc;
+        long deadline = System.nanoTime() + timeoutNanos;
+        while ((rc = get(rank, bw, 0, bw, mine, 8)) == Endpoint.BACK_PRESSURED) {
+            to(rank).progressKeepingReceives();
+            if (System.nanoTime() - deadline > 0) {
+                return true;
+            }
+        }
+        if (rc != Endpoint.OK) {
+            return true;
+        }
+        return flush(rank, Math.max(0, deadline - System.nanoTime())) || firstErrorStatus(rank) == 0;
+    }
+
     /** Index into the keys of memory registered on every PD ({@code lkey[o * qps + k]}) for the endpoint reaching {@code rank}. */
     int keyIndex(int rank) {
         return lkeyBase[rank] + qpOf[rank];

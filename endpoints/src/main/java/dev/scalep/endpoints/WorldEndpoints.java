@@ -194,8 +194,10 @@ public final class WorldEndpoints implements AutoCloseable {
             }
             w.recvSlotBytes = o.recvSlotBytes();
             w.openMessages(type.connectionless(), o);
-            // Window 0: the barrier's words, then (where messages run) each slot's collectives scratch.
-            w.collectivesAt = 8L * ((long) p * threads + threads);
+            // Window 0: per rank and slot an arrival word; per slot the word its barrier puts from and
+            // the word Messages' liveness probe reads into (RankEndpoint.answers); then (where
+            // messages run) each slot's collectives scratch.
+            w.collectivesAt = 8L * ((long) p * threads + 2L * threads);
             w.barrierWindow = w.allocateWindow(w.collectivesAt + (w.hub == null ? 0 : (long) threads * COLLECTIVE_SCRATCH));
             world.barrier();
         } catch (RuntimeException | Error e) {

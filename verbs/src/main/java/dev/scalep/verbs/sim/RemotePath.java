@@ -79,8 +79,10 @@ final class RemotePath {
     private int pipeSent;
     /** The peer QP the pipe's requests go to (RC: fixed while the pipe is not empty). */
     private int pipeDst;
-    /** After an RNR, the head alone is sent again until it is answered; then the rest follows. */
+    /** After a second RNR of one head, the head alone is sent again until it is answered; then the rest follows. */
     private boolean probing;
+    /** The pipe's head met an RNR before (the next go-back probes with it alone). */
+    private boolean rnrAgain;
     private final MrWindow window = new MrWindow();
     /** The peer QP, access and engine run of the last successful {@link FabricDirectory#checkQp}. */
     private int checkedQpn;
@@ -123,6 +125,7 @@ final class RemotePath {
         pipeSize = 0;
         pipeSent = 0;
         probing = false;
+        rnrAgain = false;
     }
 
     /** Whether RC requests are in flight (later WQEs of other kinds wait until they are answered). */
@@ -144,6 +147,7 @@ final class RemotePath {
             pipeSent--;
         }
         probing = false;
+        rnrAgain = false;
         sentAt[s] = 0;
         fullSince[s] = 0;
         return s;
@@ -216,14 +220,15 @@ final class RemotePath {
                 qp.awaitRemote();
                 return WAIT;
             }
-            // the RNR timer expired: go back to the head (the target dropped every request after it),
-            // send it alone until it is taken, then the rest
+            // the RNR timer expired: go back to the head (the target dropped every request after it) and
+            // send the pipe again; when the same head meets RNR again, send it alone until it is taken
             for (int i = 0, k = pipeHead; i < pipeSize; i++, k = k + 1 == pipe.length ? 0 : k + 1) {
                 SEQ.setRelease(answered, pipe[k], 0L);
                 sentAt[pipe[k]] = 0;
             }
             pipeSent = 0;
-            probing = true;
+            probing = rnrAgain;
+            rnrAgain = true;
             return collect();
         }
         pipeTake();
