@@ -1,5 +1,7 @@
 package dev.scalep.bench;
 
+import dev.scalep.endpoints.ActiveMessage;
+import dev.scalep.endpoints.ActiveMessages;
 import dev.scalep.endpoints.Completion;
 import dev.scalep.endpoints.Endpoint;
 import dev.scalep.endpoints.EndpointOptions;
@@ -46,7 +48,12 @@ import java.util.concurrent.atomic.AtomicReference;
  *     window, receive into the target window; eager up to the eager limit, rendezvous above);
  *     latency is half the round trip;
  * <li>{@code tag_bw}: rank 0 streams tagged sends (at most 16 rendezvous requests open), rank 1
- *     receives each, and a last zero-byte message back counts in the time.
+ *     receives each, and a last zero-byte message back counts in the time;
+ * <li>{@code ucp_am_lat}: ping-pong of active messages ({@code ActiveMessages}; rank 1's handler
+ *     replies from inside itself, rank 0's counts the reply); latency is half the round trip;
+ * <li>{@code ucp_am_bw}: rank 0 streams active messages, rank 1's handler counts them, and a last
+ *     zero-byte active message back counts in the time. Active messages are eager only: the
+ *     receive slots are sized for {@code -s} (at most {@value #MAX_ACTIVE} bytes).
  * </ul>
  * The atomic tests check their effect on the target word afterwards (adds add up exactly).
  */
@@ -55,7 +62,7 @@ public final class Perftest {
     public enum Test {
         UCP_PUT_BW("ucp_put_bw", false), UCP_PUT_LAT("ucp_put_lat", true), UCP_GET("ucp_get", true),
         UCP_ADD("ucp_add", false), UCP_FADD("ucp_fadd", true), UCP_SWAP("ucp_swap", true), UCP_CSWAP("ucp_cswap", true),
-        TAG_LAT("tag_lat", true), TAG_BW("tag_bw", false);
+        TAG_LAT("tag_lat", true), TAG_BW("tag_bw", false), UCP_AM_LAT("ucp_am_lat", true), UCP_AM_BW("ucp_am_bw", false);
 
         private final String label;
         private final boolean latency;
@@ -75,9 +82,14 @@ public final class Perftest {
             return latency;
         }
 
-        /** Whether the test sends tagged messages (both ranks take part). */
+        /** Whether the test sends messages, tagged or active (both ranks take part). */
         public boolean tagged() {
-            return this == TAG_LAT || this == TAG_BW;
+            return this == TAG_LAT || this == TAG_BW || active();
+        }
+
+        /** Whether the test sends active messages. */
+        public boolean active() {
+            return this == UCP_AM_LAT || this == UCP_AM_BW;
         }
 
         /** Whether the test is an atomic (8-byte operands only). */
@@ -110,6 +122,11 @@ public final class Perftest {
             if (test == Test.UCP_PUT_LAT && size < Long.BYTES) {
                 throw new IllegalArgumentException("-s " + size + ": ucp_put_lat needs at least 8 bytes (the arrival stamp)");
             }
+            if (test.active() && size > MAX_ACTIVE) {
+                throw new IllegalArgumentException("-s " + size + ": " + test.label() + " sends at most " + MAX_ACTIVE
+                        + " bytes (active messages are eager only: a 64 KiB receive slot less the "
+                        + ActiveMessages.HEADER_BYTES + "-byte message header)");
+            }
             if (size < 1 || size > (1 << 30)) {
                 throw new IllegalArgumentException("-s " + size + " must be between 1 and 1073741824 bytes");
             }
@@ -135,7 +152,18 @@ public final class Perftest {
                          double overallUs, double bandwidthMBs, double messageRate, boolean checked, String detail) {
     }
 
+    /** The largest payload of the active-message tests: a 64 KiB receive slot less the header. */
+    public static final int MAX_ACTIVE = 65536 - ActiveMessages.HEADER_BYTES;
+
     private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    /**
+     * The receive slot the active-message tests use for {@code size}-byte payloads: the payload
+     * and the message header, rounded up to 64 bytes.
+     */
+    public static int activeSlotBytes(int size) {
+        return (size + ActiveMessages.HEADER_BYTES + 63) & ~63;
+    }
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 
     private Perftest() {
@@ -174,6 +202,12 @@ public final class Perftest {
                         try (RankEndpoint re = we.acquire()) {
                             if (me == 0 || !emulated) {
                                 Worker w = new Worker(re, p.test(), me, target, local, th * slot, p.size(), hist[th]);
+                                if (p.test().active()) {
+                                    w.registerActive();
+                                    if (!re.barrier()) { // every handler is registered before any message is sent
+                                        throw new IllegalStateException(p.test().label() + ": the opening barrier failed");
+                                    }
+                                }
                                 w.run(warm, 0);
                                 hist[th].reset();
                                 measured.await(TIMEOUT_NANOS, TimeUnit.NANOSECONDS);
@@ -254,7 +288,8 @@ public final class Perftest {
         long n = p.iterations();
         double perThread = (double) n / p.threads();
         // Per-thread time per operation, as ucx_perftest's "overall" (half a round trip for put latency).
-        double overallUs = secs / perThread * 1e6 / (p.test() == Test.UCP_PUT_LAT || p.test() == Test.TAG_LAT ? 2 : 1);
+        double overallUs = secs / perThread * 1e6 / (p.test() == Test.UCP_PUT_LAT || p.test() == Test.TAG_LAT
+                || p.test() == Test.UCP_AM_LAT ? 2 : 1);
         double rate = p.test().latency() ? p.threads() / (overallUs / 1e6) : n / secs;
         double bw = rate * p.size() / (1 << 20);
         if (!p.test().latency()) {
@@ -281,6 +316,11 @@ public final class Perftest {
         private final MessageStatus status = new MessageStatus();
         private final int[] open = new int[16];
         private Messages messages;
+        private ActiveMessages am;
+        /** Active messages this thread's handler ran for, the count it waits for, and replies it owes. */
+        private long amArrived;
+        private long amExpected;
+        private int amOwed;
 
         Worker(RankEndpoint re, Test test, int me, Window target, Window local, long off, int size, Histogram hist) {
             this.re = re;
@@ -304,6 +344,8 @@ public final class Perftest {
                 case UCP_PUT_LAT -> pingPong(n, first);
                 case TAG_LAT -> tagPingPong(n);
                 case TAG_BW -> tagStream(n);
+                case UCP_AM_LAT -> amPingPong(n);
+                case UCP_AM_BW -> amStream(n);
                 default -> blocking(n);
             }
         }
@@ -406,6 +448,77 @@ public final class Perftest {
                 tagRecv(m); // the receiver's zero-byte answer: every message arrived
             } else {
                 tagSend(m, -1);
+            }
+        }
+
+        /** Register the handler (id 0) on this slot; the caller then waits in a barrier with every slot of both ranks. */
+        void registerActive() {
+            am = re.activeMessages();
+            am.register(0, this::onActive);
+        }
+
+        private void onActive(ActiveMessage m) {
+            amArrived++;
+            if (test == Test.UCP_AM_LAT && me == 1
+                    && (amOwed > 0 || m.reply(0, 0, 0, mine, off, size) != ActiveMessages.COMPLETED)) {
+                amOwed++; // no credit towards rank 0 now: the loop replies
+            }
+        }
+
+        private void amPingPong(long n) {
+            for (long i = 0; i < n; i++) {
+                long t0 = System.nanoTime();
+                if (me == 0) {
+                    amSend(size);
+                }
+                amAwait(1);
+                hist.recordValue(Math.min((System.nanoTime() - t0) / 2, hist.getHighestTrackableValue()));
+            }
+        }
+
+        private void amStream(long n) {
+            if (me == 0) {
+                for (long i = 0; i < n; i++) {
+                    amSend(size);
+                }
+                amAwait(1); // the receiver's zero-byte answer: every message arrived
+            } else {
+                amAwait(n);
+                amSend(0);
+            }
+        }
+
+        /** Progress until {@code more} messages beyond those waited for before arrived (counted from the run's start). */
+        private void amAwait(long more) {
+            amExpected += more;
+            long spins = 0;
+            while (amArrived < amExpected || amOwed > 0) {
+                amProgress();
+                if (++spins == 200_000_000L) {
+                    throw new IllegalStateException(test.label() + ": " + (amExpected - amArrived)
+                            + " active messages from rank " + peer + " did not arrive");
+                }
+            }
+        }
+
+        private void amProgress() {
+            am.progress();
+            while (amOwed > 0 && am.send(peer, 0, 0, 0, mine, off, size) == ActiveMessages.COMPLETED) {
+                amOwed--;
+            }
+        }
+
+        private void amSend(long len) {
+            int rc;
+            long spins = 0;
+            while ((rc = am.send(peer, 0, 0, 0, mine, off, len)) == ActiveMessages.BACK_PRESSURED) {
+                amProgress();
+                if (++spins == 100_000_000L) {
+                    throw new IllegalStateException(test.label() + ": active messages to rank " + peer + " stayed back-pressured");
+                }
+            }
+            if (rc < 0) {
+                throw new IllegalStateException(test.label() + ": the send was refused: " + Endpoint.outcomeName(-rc));
             }
         }
 

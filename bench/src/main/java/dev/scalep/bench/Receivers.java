@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -18,25 +19,33 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class Receivers {
     private final List<Thread> threads = new ArrayList<>();
+    /** Receive completions taken, by thread (each thread writes its own entry). */
+    private final AtomicLongArray taken;
     private volatile boolean stop;
 
-    private Receivers() {
+    private Receivers(int n) {
+        taken = new AtomicLongArray(n);
     }
 
     static Receivers start(EndpointManager receiver, int n, AtomicReference<Throwable> failure, CyclicBarrier... barriers) {
-        Receivers rx = new Receivers();
+        Receivers rx = new Receivers(n);
         for (int t = 0; t < n; t++) {
+            int idx = t;
             Thread th = Thread.ofPlatform().name("receiver-" + t).unstarted(() -> {
                 Endpoint ep = null;
                 try {
                     ep = receiver.acquire();
                     Completion c = new Completion();
+                    long mine = 0;
                     while (!rx.stop) {
                         boolean any = false;
                         while (ep.poll(c)) {
                             any = true;
                             if (!c.ok()) {
                                 throw new IllegalStateException("receive completion error: status " + c.status());
+                            }
+                            if (c.isRecv()) {
+                                rx.taken.lazySet(idx, ++mine);
                             }
                             int rc = c.isRecv() ? ep.repost((int) c.wrId()) : 0;
                             if (rc != 0) {
@@ -62,6 +71,25 @@ final class Receivers {
             th.start();
         }
         return rx;
+    }
+
+    /** Receive completions taken so far by every thread. */
+    long received() {
+        long sum = 0;
+        for (int t = 0; t < taken.length(); t++) {
+            sum += taken.get(t);
+        }
+        return sum;
+    }
+
+    /** Wait until {@code expected} receives were taken (or {@code timeoutNanos} passed); what was taken. */
+    long awaitReceived(long expected, long timeoutNanos) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutNanos;
+        long got;
+        while ((got = received()) < expected && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        return got;
     }
 
     /** Stop every receiver thread and wait (at most 30 s each) for it to release its endpoint. */

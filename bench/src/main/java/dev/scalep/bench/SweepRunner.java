@@ -13,6 +13,7 @@ import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.ResourceUsage;
 import dev.scalep.verbs.counters.Counters;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -33,7 +34,9 @@ import java.util.stream.Collectors;
  * runs first on the same endpoints and is not timed; then each repeat is timed from a barrier that
  * releases all threads to the moment the last thread's last completion arrived. With a world of two
  * ranks the sender threads run on rank 0 and the receiver endpoints on rank 1, connected with the
- * addresses the world all-gathers; only rank 0 gets measurements.
+ * addresses the world all-gathers; only rank 0 gets measurements (for sends, rank 1's receiver threads
+ * repost, and the ranks compare the receives taken with the sends made). Tagged messages
+ * ({@code --op tag}) go through the public {@code Messages} API: {@link TaggedSweep}.
  */
 public final class SweepRunner {
     /** Payload bytes per message (the research used 2). */
@@ -94,7 +97,8 @@ public final class SweepRunner {
             o = o.withFeatures(o.postlist(), o.signalEvery(), w.size());
         }
         long need = 8L * w.size();
-        int slot = Math.max(o.recvSlotBytes(), w.size()); // a send lands in one receive slot
+        // a send lands in one receive slot; a tagged message with its header
+        int slot = Math.max(o.recvSlotBytes(), w.op() == Workload.Op.TAG ? w.size() + Workload.TAG_HEADER : w.size());
         return need <= o.bufferBytes() && slot == o.recvSlotBytes() ? o
                 : o.withBuffers((int) Math.max(need, o.bufferBytes()), slot);
     }
@@ -120,32 +124,45 @@ public final class SweepRunner {
      * Measure {@code repeats} timed runs of {@code p} posting the messages of {@code w} after two
      * warm-up runs of {@code warmup} messages per thread. One rank: sender and receiver managers in
      * this process. Two ranks: the sender threads on rank 0, the receiver on rank 1; rank 1 waits at a
-     * barrier while rank 0 measures, and only rank 0 gets measurements (sends need a receiver thread
-     * per endpoint and run in one process only). {@code each} receives every measurement as it is made.
+     * barrier while rank 0 measures (for sends, its receiver threads repost each receive), and only
+     * rank 0 gets measurements. {@code each} receives every measurement as it is made.
      */
     public static List<Measurement> run(World world, Device device, SweepPoint p, Workload w, int repeats, long warmup,
                                         Consumer<Measurement> each) throws InterruptedException {
         if (world.size() > 2) {
             throw new IllegalArgumentException("the sweep runs on 1 rank or on 2 (sender, receiver), not " + world.size());
         }
+        if (w.op() == Workload.Op.TAG) {
+            return TaggedSweep.run(world, device, p, w, repeats, warmup, each);
+        }
         SharingConfig cfg = SharingConfig.parse(p.sharing());
         EndpointOptions opts = options(p, device.capabilities(), w);
         if (world.size() == 2) {
-            if (w.op() == Workload.Op.SEND) {
-                throw new IllegalArgumentException("--op send runs in one process (a receiver thread reposts each "
-                        + "receive); two ranks measure write and read");
-            }
             try (EndpointManager mine = world.rank() == 0
                     ? asWritten(EndpointManager.open(device, cfg, p.threads(), opts), p)
                     : EndpointManager.open(device, cfg, p.threads(), opts)) {
                 byte[][] all = world.allgather(mine.address());
                 mine.connect(all[1 - world.rank()]);
+                boolean sends = w.op() == Workload.Op.SEND;
+                AtomicReference<Throwable> failure = new AtomicReference<>();
+                Receivers rx = sends && world.rank() == 1 ? Receivers.start(mine, p.threads(), failure) : null;
+                List<Measurement> out = List.of();
+                RuntimeException err = null;
                 world.barrier(); // both sides' receives are posted
                 try {
-                    return world.rank() == 0 ? measure(mine, null, p, w, repeats, warmup, 2, each) : List.of();
+                    out = world.rank() == 0 ? measure(mine, null, p, w, repeats, warmup, 2, each) : List.of();
+                } catch (RuntimeException e) {
+                    err = e;
                 } finally {
                     world.barrier(); // the receiver's memory stays until the sender is done
                 }
+                if (sends) {
+                    err = countReceives(world, p, repeats, warmup, rx, failure, err);
+                }
+                if (err != null) {
+                    throw err;
+                }
+                return out;
             }
         }
         try (EndpointManager sender = asWritten(EndpointManager.open(device, cfg, p.threads(), opts), p);
@@ -153,6 +170,40 @@ public final class SweepRunner {
             sender.connect(receiver);
             return measure(sender, receiver, p, w, repeats, warmup, 1, each);
         }
+    }
+
+    /**
+     * After a send workload on two ranks: rank 1 waits (at most 60 s) until its receiver threads took
+     * every message rank 0 sent (warm-up rounds included), stops them, and the ranks compare counts;
+     * the error to throw on this rank (the sender's own, or a count that does not match), or null.
+     */
+    private static RuntimeException countReceives(World world, SweepPoint p, int repeats, long warmup, Receivers rx,
+                                                  AtomicReference<Throwable> failure, RuntimeException err)
+            throws InterruptedException {
+        long expected = p.threads() * ((warmup > 0 ? WARM_ROUNDS : 0) * warmup + repeats * p.messages());
+        long got = 0;
+        if (rx != null) {
+            got = rx.awaitReceived(expected, TimeUnit.SECONDS.toNanos(60));
+            rx.stop();
+        }
+        long mine = err != null || failure.get() != null ? -1 : got;
+        byte[][] all = world.allgather(ByteBuffer.allocate(8).putLong(mine).array());
+        long atReceiver = ByteBuffer.wrap(all[1]).getLong();
+        if (err != null) {
+            return err;
+        }
+        if (failure.get() != null) {
+            return new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + ": a receiver failed: "
+                    + failure.get(), failure.get());
+        }
+        if (ByteBuffer.wrap(all[0]).getLong() < 0) {
+            return new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed at rank 0");
+        }
+        if (atReceiver != expected) {
+            return new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + ": rank 1 received "
+                    + atReceiver + " sends of the " + expected + " rank 0 sent");
+        }
+        return null;
     }
 
     /** The timed rounds on the sender's threads; {@code receiver} (this process's, or null) reposts for sends. */
@@ -264,6 +315,7 @@ public final class SweepRunner {
                 case WRITE -> ep.write(i, offset, size, offset);
                 case READ -> ep.read(i, offset, size, offset);
                 case SEND -> ep.send(i, offset, size);
+                case TAG -> throw new IllegalStateException("tagged messages go through TaggedSweep");
             }) == Endpoint.BACK_PRESSURED) {
                 reap(ep, c);
             }

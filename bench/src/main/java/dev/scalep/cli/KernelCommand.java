@@ -3,6 +3,7 @@ package dev.scalep.cli;
 import dev.scalep.bench.Warmup;
 import dev.scalep.bench.kernels.Dgemm;
 import dev.scalep.bench.kernels.Gups;
+import dev.scalep.bench.kernels.IntegerSort;
 import dev.scalep.bench.kernels.KernelSupport;
 import dev.scalep.bench.kernels.Stencil;
 import dev.scalep.policies.SharingConfig;
@@ -22,7 +23,7 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import com.sun.management.OperatingSystemMXBean;
 
-/** {@code scalep kernel}: the application kernels (global-array DGEMM, 5-point stencil, GUPS) per sharing level. */
+/** {@code scalep kernel}: the application kernels (global-array DGEMM, 5-point stencil, GUPS, NAS IS) per sharing level. */
 @Command(name = "kernel", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Run an application kernel over endpoints at each sharing level, verify its result and report the rate.",
                 "dgemm: client threads read tiles of A and B from a server manager and write tiles of C (rate in GFLOP/s).",
@@ -30,15 +31,19 @@ import com.sun.management.OperatingSystemMXBean;
                 "gups: HPC Challenge RandomAccess on a table of 2^size words spread over the ranks' windows, four updates "
                         + "per word, each a remote compare-and-swap XOR (--variant atomic, exact) or a get and a put "
                         + "(--variant get-put, up to 1%% wrong words allowed) (rate in GUP/s).",
+                "sort: NAS Parallel Benchmarks Integer Sort over tagged messages and collectives: keys from NAS's generator, "
+                        + "bucket counts allreduced, keys sent with an alltoall by counts, each rank's keys counting-sorted; "
+                        + "each thread slot index sorts its part of the keys across the ranks (rate in Mkeys/s).",
                 "Exit status 1 when any result does not verify."},
         footer = {"", "Examples:",
                 "  scalep kernel dgemm --threads 4 --size 256 \\",
                 "      --categories mpi-everywhere,static,mpi-threads",
                 "  scalep kernel stencil --device sim:efa --threads 4 --iterations 200",
                 "  mpirun -np 2 ./scalep kernel gups --threads 2 --size 20 --variant get-put",
-                "  mpirun -np 2 ./scalep kernel stencil --threads 2"})
+                "  mpirun -np 2 ./scalep kernel stencil --threads 2",
+                "  mpirun -np 2 ./scalep kernel sort --threads 2 --class W"})
 final class KernelCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "KERNEL", description = "dgemm, stencil or gups.")
+    @Parameters(index = "0", paramLabel = "KERNEL", description = "dgemm, stencil, gups or sort.")
     String kernel;
 
     @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}).")
@@ -56,6 +61,10 @@ final class KernelCommand implements Callable<Integer> {
             + "default 256) or log2 of the table's words (gups, default 20).")
     Integer size;
 
+    @Option(names = "--class", paramLabel = "C", description = "sort: NAS problem class S (2^16 keys below 2^11, the "
+            + "default), W (2^20 below 2^16), A (2^23 below 2^19) or B (2^25 below 2^21).")
+    String sortClass;
+
     @Option(names = "--tile", paramLabel = "T", description = "dgemm tile side (default ${DEFAULT-VALUE}); must divide --size.")
     int tile = 32;
 
@@ -68,6 +77,8 @@ final class KernelCommand implements Callable<Integer> {
     static final int MAX_WARM_PASSES = 15;
     /** Untimed passes over the levels for DGEMM, whose inner kernel is a method called per tile. */
     static final int WARM_PASSES = 3;
+    /** Untimed passes over the levels for sort (each pass sorts {@code IntegerSort.ITERATIONS} times a level). */
+    static final int SORT_WARM_PASSES = 5;
 
     @Option(names = "--iterations", paramLabel = "N", description = "stencil iterations (default ${DEFAULT-VALUE}).")
     int iterations = 100;
@@ -76,7 +87,7 @@ final class KernelCommand implements Callable<Integer> {
     String variant = "atomic";
 
     @Option(names = "--warmup", paramLabel = "N", description = "Untimed passes over every level before the timed run "
-            + "(default: dgemm 3, gups 15, stencil enough passes of --iterations for 1500 iterations a level, at most 15). "
+            + "(default: dgemm 3, gups 15, sort 5, stencil enough passes of --iterations for 1500 iterations a level, at most 15). "
             + "0 times the first run: for correctness checks where rates do not matter (a slow emulated machine).")
     Integer warmup;
 
@@ -84,15 +95,19 @@ final class KernelCommand implements Callable<Integer> {
     picocli.CommandLine.Model.CommandSpec spec;
 
     private Gups.Variant gupsVariant = Gups.Variant.ATOMIC;
+    private IntegerSort.Size sortSize = IntegerSort.Size.S;
 
     @Override
     public Integer call() throws Exception {
         String k = kernel.toLowerCase(Locale.ROOT);
-        if (!k.equals("dgemm") && !k.equals("stencil") && !k.equals("gups")) {
-            throw new UserException("unknown kernel '" + kernel + "'; use dgemm, stencil or gups");
+        if (!k.equals("dgemm") && !k.equals("stencil") && !k.equals("gups") && !k.equals("sort")) {
+            throw new UserException("unknown kernel '" + kernel + "'; use dgemm, stencil, gups or sort");
         }
         boolean dgemm = k.equals("dgemm");
         boolean gups = k.equals("gups");
+        boolean sort = k.equals("sort");
+        Checks.refuseUnless(spec, "--class", sort, "only sort has NAS classes");
+        Checks.refuseUnless(spec, "--size", !sort, "sort's size is its NAS class: use --class");
         Checks.refuseUnless(spec, "--tile", dgemm, "only dgemm has tiles");
         Checks.refuseUnless(spec, "--iterations", k.equals("stencil"), "only stencil iterates; use --size");
         Checks.refuseUnless(spec, "--variant", gups, "only gups has variants");
@@ -101,7 +116,14 @@ final class KernelCommand implements Callable<Integer> {
             Checks.range("--warmup", warmup, 0, 100, "untimed passes over the levels");
         }
         int n = size != null ? size : (dgemm ? 128 : gups ? 20 : 256);
-        if (gups) {
+        if (sort) {
+            try {
+                sortSize = sortClass == null ? IntegerSort.Size.S : IntegerSort.Size.parse(sortClass);
+            } catch (IllegalArgumentException e) {
+                throw new UserException("--class: " + e.getMessage());
+            }
+            fits("--class " + sortSize.name(), IntegerSort.nativeBytes(sortSize, threads), IntegerSort.heapBytes(sortSize, threads));
+        } else if (gups) {
             try {
                 gupsVariant = Gups.Variant.parse(variant);
             } catch (IllegalArgumentException e) {
@@ -136,12 +158,14 @@ final class KernelCommand implements Callable<Integer> {
         }
         try (World w = World.open()) {
             RankAgreement.check(w, spec, Set.of());
-            if (gups) {
-                try {
+            try {
+                if (gups) {
                     Gups.checkSize(n, w.size());
-                } catch (IllegalArgumentException e) {
-                    throw new UserException(e.getMessage());
+                } else if (sort) {
+                    IntegerSort.checkSize(sortSize, w.size(), threads);
                 }
+            } catch (IllegalArgumentException e) {
+                throw new UserException(e.getMessage());
             }
             boolean lead = w.rank() == 0;
             String ranks = w.size() == 1 ? "" : w.size() + " ranks x ";
@@ -150,13 +174,14 @@ final class KernelCommand implements Callable<Integer> {
                         + (k.equals("dgemm") ? "n=" + n + " tile=" + Math.min(tile, n)
                         + (w.size() > 1 ? ", matrices on rank 0, clients on ranks 1.." + (w.size() - 1) : "")
                         : gups ? "table of 2^" + n + " words, " + gupsVariant.label() + " updates"
+                        : sort ? "NAS IS " + sortSize.label()
                         : n + "x" + n + " grid, " + iterations + " iterations"));
             }
             boolean allOk = true;
             // Untimed passes over every level first, until each has run WARM_ITERATIONS stencil iterations
             // (DGEMM: WARM_PASSES), then wait for the compilers: the per-iteration code is then compiled
             // for all levels before any is timed, and no level pays for the JIT of the one before it.
-            int passes = warmup != null ? warmup : k.equals("dgemm") ? WARM_PASSES
+            int passes = warmup != null ? warmup : k.equals("dgemm") ? WARM_PASSES : sort ? SORT_WARM_PASSES
                     : (int) Math.min(MAX_WARM_PASSES, Math.max(1, (WARM_ITERATIONS + iterations - 1) / Math.max(1, iterations)));
             StringBuilder warm = new StringBuilder("warming up " + levels.size() + " levels ");
             for (int pass = 0; pass < passes; pass++) {
@@ -194,6 +219,7 @@ final class KernelCommand implements Callable<Integer> {
         return switch (k) {
             case "dgemm" -> Dgemm.run(w, dev, label, cfg, threads, n, Math.min(tile, n));
             case "gups" -> Gups.run(w, dev, label, cfg, threads, n, gupsVariant);
+            case "sort" -> IntegerSort.run(w, dev, label, cfg, threads, sortSize);
             default -> Stencil.run(w, dev, label, cfg, threads, n, iterations);
         };
     }

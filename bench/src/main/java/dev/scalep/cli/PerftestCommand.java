@@ -28,24 +28,26 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * its columns, so the two can be run side by side.
  */
 @Command(name = "perftest", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"ucx_perftest's one-sided tests through scalep windows, and its tagged-message tests through "
-                + "scalep's tagged messages, between two ranks (rank 0 initiates, "
-                + "rank 1 is the target): the same test names, the -s/-n/-w/-T flags and the same columns (latency or "
+        description = {"ucx_perftest's one-sided tests through scalep windows, its tagged-message tests through "
+                + "scalep's tagged messages and its active-message tests through scalep's active messages, between "
+                + "two ranks (rank 0 initiates, rank 1 is the target): the same test names, the -s/-n/-w/-T flags and the same columns (latency or "
                 + "overhead in usec, bandwidth in MB/s, message rate in msg/s). Under `mpirun -np 2` the ranks are "
                 + "processes; alone, two ranks run as threads of this process.",
                 "Latency tests time every iteration (ucp_put_lat: half a ping-pong round trip; ucp_get, ucp_fadd, "
                         + "ucp_cswap, ucp_swap: the operation and a flush; tag_lat: half a tagged send/receive round "
-                        + "trip); bandwidth tests (ucp_put_bw, ucp_add, tag_bw) time the "
+                        + "trip; ucp_am_lat: half an active-message round trip, the reply sent from the handler); "
+                        + "bandwidth tests (ucp_put_bw, ucp_add, tag_bw, ucp_am_bw) time the "
                         + "stream and its final flush, and print 0 in the percentile column as ucx_perftest does.",
                 "Exit status 1 when an operation fails or an atomic test's words do not add up."},
         footer = {"", "Examples:",
                 "  ./scalep perftest -t ucp_put_bw -s 8 -n 4000000",
                 "  ./scalep perftest -t tag_lat -s 8 -n 100000",
+                "  ./scalep perftest -t ucp_am_bw -s 64 -n 1000000",
                 "  mpirun -np 2 ./scalep perftest -t ucp_fadd -s 8 -n 1000000 --json",
                 "  UCX_TLS=posix,self ucx_perftest localhost -t ucp_fadd -s 8 -n 1000000   (the same test in UCX)"})
 final class PerftestCommand implements Callable<Integer> {
     @Option(names = "-t", paramLabel = "TEST", required = true,
-            description = "ucp_put_bw, ucp_put_lat, ucp_get, ucp_add, ucp_fadd, ucp_swap, ucp_cswap, tag_lat or tag_bw.")
+            description = "ucp_put_bw, ucp_put_lat, ucp_get, ucp_add, ucp_fadd, ucp_swap, ucp_cswap, tag_lat, tag_bw, ucp_am_lat or ucp_am_bw.")
     String test;
 
     @Option(names = "-s", paramLabel = "SIZE", description = "Message bytes (default ${DEFAULT-VALUE}; atomics take 8 only).")
@@ -108,9 +110,12 @@ final class PerftestCommand implements Callable<Integer> {
         }
         Device dev = Devices.byName(device);
         int depth = 256;
-        EndpointOptions opts = stream
+        EndpointOptions base = stream
                 ? EndpointOptions.DEFAULTS.withFeatures(postlist, unsignaled, 0).withDepths(depth, 8).withBuffers(64, 64)
                 : EndpointOptions.DEFAULTS.withFeatures(1, Math.min(unsignaled, 16), 0).withDepths(64, 8).withBuffers(64, 64);
+        // Active messages are eager only: receive slots that hold the payload, and 64 of them for credits.
+        EndpointOptions opts = p.test().active()
+                ? base.withDepths(stream ? depth : 64, 64).withBuffers(64, Perftest.activeSlotBytes(size)) : base;
         if (Bootstrap.launched(System.getenv())) {
             try (World w = World.open()) {
                 RankAgreement.check(w, spec, Set.of());
@@ -185,9 +190,11 @@ final class PerftestCommand implements Callable<Integer> {
         Output.line(System.out, cells);
         Output.line(System.out, "|    Stage     | # iterations | 50.0%ile | average | overall |  average |  overall |  average  |  overall  |");
         Output.line(System.out, cells);
-        Output.line(System.out, String.format(Locale.ROOT, "Final:    %18d %10.3f %9.3f %9.3f %10.2f %10.2f %11.0f %11.0f",
-                r.iterations(), r.p50Us(), r.averageUs(), r.overallUs(), r.bandwidthMBs(), r.bandwidthMBs(),
-                r.messageRate(), r.messageRate()));
+        if (r.seconds() > 0) { // a run that failed before its timed part has no numbers to show
+            Output.line(System.out, String.format(Locale.ROOT, "Final:    %18d %10.3f %9.3f %9.3f %10.2f %10.2f %11.0f %11.0f",
+                    r.iterations(), r.p50Us(), r.averageUs(), r.overallUs(), r.bandwidthMBs(), r.bandwidthMBs(),
+                    r.messageRate(), r.messageRate()));
+        }
         if (!r.checked()) {
             Output.line(System.err, "perftest: " + r.detail());
         }

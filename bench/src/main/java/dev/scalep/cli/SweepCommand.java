@@ -44,7 +44,8 @@ import java.util.concurrent.Callable;
                 "  scalep sweep --without postlist --without unsignaled",
                 "  scalep sweep --share qp --ways 1,2,4,8,16 --threads 16",
                 "  scalep sweep --policy policies/catalog/recommended-mlx5.yaml",
-                "  mpirun -np 2 ./scalep sweep --quick   (sender threads on rank 0, receiver on rank 1)"})
+                "  mpirun -np 2 ./scalep sweep --quick   (sender threads on rank 0, receiver on rank 1)",
+                "  mpirun -np 2 ./scalep sweep --op tag --size 8 --threads 1,2   (tagged messages between the ranks)"})
 final class SweepCommand implements Callable<Integer> {
     /** A row whose repeats spread more than this fraction of their median is flagged, and the run warns. */
     static final double LARGE_SPREAD = 0.25;
@@ -77,7 +78,9 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--depth", paramLabel = "D", description = "d: send queue depth; c = d/q completions are polled at a time (default ${DEFAULT-VALUE}).")
     int depth = EndpointOptions.DEFAULTS.sendDepth();
 
-    @Option(names = "--op", paramLabel = "OP", description = "What the senders post: write (default), send or read.")
+    @Option(names = "--op", paramLabel = "OP", description = "What the senders post: write (default), read, send (a "
+            + "receiver thread per endpoint reposts each receive), or tag (eager tagged messages through Messages, "
+            + "each receiving slot keeping 32 receives posted).")
     String op = "write";
 
     @Option(names = "--size", paramLabel = "BYTES", description = "Payload bytes per message (default ${DEFAULT-VALUE}, the research's size).")
@@ -147,10 +150,6 @@ final class SweepCommand implements Callable<Integer> {
             if (world.size() > 2) {
                 throw new UserException("the sweep runs on one rank, or on two (sender threads on rank 0, receiver on rank 1): "
                         + "launch it with mpirun -np 2, not " + world.size());
-            }
-            if (world.size() == 2 && workload.op() == Workload.Op.SEND) {
-                throw new UserException("--op send runs in one process (a receiver thread reposts each receive); "
-                        + "two ranks measure --op write or read");
             }
             if (world.rank() != 0) {
                 // rank 1 is the receiver: silent, and it writes nothing

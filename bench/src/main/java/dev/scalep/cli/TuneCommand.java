@@ -128,6 +128,10 @@ final class TuneCommand implements Callable<Integer> {
             throw new UserException("--threads: " + threads + " is out of range 1..1024");
         }
         Workload workload = new Workload(Workload.Op.parse("--op", op), size);
+        if (workload.op() == Workload.Op.TAG) {
+            throw new UserException("--op tag: policy tune measures write, send and read; tagged messages are measured "
+                    + "by scalep sweep --op tag");
+        }
         workload.check(dev.name(), dev.capabilities());
         TuneCandidates.Features features = new TuneCandidates.Features(
                 feature("--postlist", postlist, true), feature("--unsignaled", unsignaled, false));

@@ -25,6 +25,18 @@ class MpirunKernelTest {
                 r.output());
     }
 
+    @ParameterizedTest(name = "mpirun -np 2 kernel sort --threads {0} --device {1}")
+    @CsvSource({"1, sim:mlx5", "2, sim:mlx5", "1, sim:efa", "2, sim:efa"})
+    void sortVerifiesAcrossProcesses(int threads, String device) throws Exception {
+        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "kernel", "sort", "--threads", Integer.toString(threads),
+                "--device", device, "--categories", "mpi-everywhere,mpi-threads", "--class", "S", "--warmup", "0")), Map.of(), 110);
+        assertEquals(0, r.exit(), r.output());
+        assertEquals(1, r.lines().stream().filter(l -> l.startsWith("scalep kernel sort on " + device + ": 2 ranks x " + threads
+                + " threads, NAS IS class S")).count(), r.output());
+        assertEquals(2, r.lines().stream().filter(l -> l.contains(" 2x" + threads + " ") && l.contains("Mkeys/s")
+                && l.endsWith("verified")).count(), r.output());
+    }
+
     @ParameterizedTest(name = "mpirun -np 2 kernel gups --threads {0} --device {1} --variant {2}")
     @CsvSource({"1, sim:mlx5, atomic", "2, sim:mlx5, atomic", "2, sim:efa, get-put"})
     void gupsVerifiesAcrossProcesses(int threads, String device, String variant) throws Exception {

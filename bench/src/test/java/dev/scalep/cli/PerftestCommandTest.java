@@ -22,7 +22,8 @@ class PerftestCommandTest {
     @CsvSource({"ucp_put_bw, sim:mlx5", "ucp_put_lat, sim:mlx5", "ucp_get, sim:mlx5", "ucp_add, sim:mlx5", "ucp_fadd, sim:mlx5",
             "ucp_swap, sim:mlx5", "ucp_cswap, sim:mlx5", "ucp_put_bw, sim:efa", "ucp_put_lat, sim:efa", "ucp_get, sim:efa",
             "ucp_add, sim:efa", "ucp_fadd, sim:efa", "ucp_swap, sim:efa", "ucp_cswap, sim:efa",
-            "tag_lat, sim:mlx5", "tag_bw, sim:mlx5", "tag_lat, sim:efa", "tag_bw, sim:efa"})
+            "tag_lat, sim:mlx5", "tag_bw, sim:mlx5", "tag_lat, sim:efa", "tag_bw, sim:efa",
+            "ucp_am_lat, sim:mlx5", "ucp_am_bw, sim:mlx5", "ucp_am_lat, sim:efa", "ucp_am_bw, sim:efa"})
     void eachTestRunsBetweenTwoRanksOfThisProcess(String test, String device) throws Exception {
         SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", test, "-s", "8", "-n", "3000", "-w", "100", "-T", "2",
                 "--device", device, "--json");
@@ -46,6 +47,36 @@ class PerftestCommandTest {
         assertEquals(size, j.get("size").asInt(), r.out());
         assertTrue(j.get("checked").asBoolean(), r.out());
         assertTrue(j.get("bandwidth_mb_s").asDouble() > 0, r.out());
+    }
+
+    /** Active messages are eager only: the receive slots are sized for -s, up to 64 KiB less the header. */
+    @ParameterizedTest(name = "{0} -s {1} on {2}")
+    @CsvSource({"ucp_am_lat, 4096, sim:mlx5", "ucp_am_bw, 65480, sim:mlx5", "ucp_am_lat, 65480, sim:efa", "ucp_am_bw, 4096, sim:efa"})
+    void activeMessageTestsRunUpToTheirLimit(String test, int size, String device) throws Exception {
+        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", test, "-s", Integer.toString(size), "-n", "300",
+                "-w", "20", "-T", "2", "--device", device, "--json");
+        assertEquals(0, r.rc(), r.out() + r.err());
+        JsonNode j = new ObjectMapper().readTree(r.out());
+        assertEquals(size, j.get("size").asInt(), r.out());
+        assertTrue(j.get("checked").asBoolean(), r.out());
+        assertTrue(j.get("bandwidth_mb_s").asDouble() > 0, r.out());
+    }
+
+    @Test
+    void anActiveMessageAboveTheLimitIsRefusedNamingIt() {
+        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", "ucp_am_bw", "-s", "65481");
+        assertEquals(2, r.rc(), r.err());
+        assertTrue(r.err().contains("ucp_am_bw sends at most 65480 bytes"), r.err());
+        assertFalse(r.err().contains("\tat "), r.err());
+    }
+
+    @ParameterizedTest(name = "mpirun -np 2 perftest -t {0} on {1}")
+    @CsvSource({"ucp_am_lat, sim:mlx5", "ucp_am_bw, sim:efa"})
+    void underMpirunActiveMessagesRunBetweenProcesses(String test, String device) throws Exception {
+        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", test, "-n", "5000",
+                "--device", device)), Map.of(), 110);
+        assertEquals(0, r.exit(), r.output());
+        assertEquals(1, r.lines().stream().filter(l -> l.startsWith("Final:")).count(), r.output());
     }
 
     @Test

@@ -105,7 +105,8 @@ public record EndpointOptions(int sendDepth, int recvDepth, int bufferBytes, int
      * the send and receive depths, postlist, unsignaled interval, inline threshold, BlueFlame
      * ({@code auto} = what {@code caps} reports; {@code caps == null}: the context default), the
      * WR pool and chain length, two-SGE header+payload posts, SRQ sizing and refill (only when the
-     * class's sharing has an SRQ), CQ depth and moderation, SRD ordering and atomics emulation.
+     * class's sharing has an SRQ), CQ depth and moderation, SRD ordering and atomics emulation, and
+     * the receive slot size from the messages' eager limit (plus the {@value MessageHub#HEADER}-byte header).
      * Device limits are applied later by {@link EndpointManager}, which lists each change.
      */
     public static EndpointOptions from(EndpointClass c, DeviceCapabilities caps) {
@@ -129,7 +130,8 @@ public record EndpointOptions(int sendDepth, int recvDepth, int bufferBytes, int
         int srqThreshold = srq ? c.srq().refillThreshold() : 0;
         int srqBatch = srq ? Math.max(1, c.srq().refillBatch()) : 1;
         EndpointOptions base = DEFAULTS;
-        return new EndpointOptions(d, d, base.bufferBytes(), base.recvSlotBytes(), p, q, c.inlineThreshold(), false,
+        int slot = c.messages().eagerLimit() + MessageHub.HEADER;
+        return new EndpointOptions(d, d, base.bufferBytes(), slot, p, q, c.inlineThreshold(), false,
                 Math.max(1, Math.min(d / q, 256)), ctx, pool, maxLen, c.sgeHeaderPayload(), srqDepth, srqThreshold,
                 srqBatch, c.cq().depth(), c.cq().moderationCount(), c.cq().moderationPeriodUs(),
                 c.srd().ordering().spelling(), c.srd().atomicsEmulation(), c.connection());

@@ -3,6 +3,7 @@ package dev.scalep.endpoints;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * One rank's tagged messages ({@link Messages}): the per-thread-slot state of every slot, and the
@@ -28,6 +29,8 @@ final class MessageHub implements Endpoint.Emulation {
     static final byte RTS = 2;
     static final byte CREDIT = 3;
     static final byte FIN = 4;
+    /** An active message ({@link ActiveMessages}): eager, handler id at +12, two header words at +40 and +48. */
+    static final byte AM = 5;
     /** Control sends (credits, rendezvous completions) one thread may have in flight. */
     static final int CONTROL = 16;
     static final int CONTROL_BYTES = 64;
@@ -50,6 +53,8 @@ final class MessageHub implements Endpoint.Emulation {
     final MemorySegment control;
     final int[] controlLkey;
     private final Arena arena = Arena.ofShared();
+    /** Messages refused, by {@link MessageRefusal} reason (any thread of the rank counts). */
+    private final AtomicLongArray refused = new AtomicLongArray(MessageRefusal.REASONS);
     final Messages[] slots;
 
     MessageHub(WorldEndpoints world, int ranks, int threads, int me, int credits, int slotBytes, boolean connectionless,
@@ -73,34 +78,81 @@ final class MessageHub implements Endpoint.Emulation {
         }
     }
 
+    /**
+     * Every send with the messages' immediate is the hub's: one that is not a well-formed message a
+     * peer within its credits could have sent is refused (counted by reason, {@link #refused}) and
+     * its receive given back, so the endpoint goes on with the next one.
+     */
     @Override
     public boolean receive(Endpoint e, int slot, MemorySegment region, long offset, int imm, int length) {
-        if (imm != IMM_MESSAGE || length < HEADER || region.get(ValueLayout.JAVA_INT_UNALIGNED, offset) != MAGIC) {
+        if (imm != IMM_MESSAGE) {
             return false;
+        }
+        int why = accept(region, offset, length);
+        if (why != MessageRefusal.NONE) {
+            refused.getAndIncrement(why);
+        }
+        e.repostSlot(slot);
+        return true;
+    }
+
+    private int accept(MemorySegment region, long offset, int length) {
+        if (length < HEADER || region.get(ValueLayout.JAVA_INT_UNALIGNED, offset) != MAGIC) {
+            return MessageRefusal.MALFORMED;
         }
         int kind = region.get(ValueLayout.JAVA_BYTE, offset + 4);
         int thread = Short.toUnsignedInt(region.get(ValueLayout.JAVA_SHORT_UNALIGNED, offset + 6));
         int rank = region.get(ValueLayout.JAVA_INT_UNALIGNED, offset + 8);
-        if (credits > 0 && thread < threads && rank >= 0 && rank < ranks) {
-            Messages m = slots[thread];
-            long value = region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 16);
-            long len = region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 24);
-            switch (kind) {
-                case EAGER, RTS -> {
-                    if ((kind == EAGER ? length == HEADER + len : length == HEADER) && len >= 0 && value >= 0) {
-                        m.credit(rank, region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 32));
-                        m.arrived(rank, value, region, offset, length);
-                    } // else a malformed message: dropped
+        if (kind < EAGER || kind > AM) {
+            return MessageRefusal.MALFORMED;
+        }
+        if (credits == 0 || thread >= threads || rank < 0 || rank >= ranks) {
+            return MessageRefusal.ADDRESS;
+        }
+        Messages m = slots[thread];
+        long value = region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 16);
+        long len = region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 24);
+        switch (kind) {
+            case EAGER, AM -> {
+                if (len < 0 || len > slotBytes - HEADER) {
+                    return MessageRefusal.OVERSIZE;
                 }
-                case CREDIT -> m.credit(rank, value);
-                case FIN -> m.finished(value, Byte.toUnsignedInt(region.get(ValueLayout.JAVA_BYTE, offset + 5)));
-                default -> {
-                    // an unknown kind: dropped
+                if (length != HEADER + len) {
+                    return MessageRefusal.MALFORMED;
+                }
+                if (kind == AM && (region.get(ValueLayout.JAVA_INT_UNALIGNED, offset + 12) & ~(ActiveMessages.HANDLERS - 1)) != 0) {
+                    return MessageRefusal.HANDLER;
                 }
             }
+            case RTS -> {
+                if (length != HEADER || len < 0) {
+                    return MessageRefusal.MALFORMED;
+                }
+            }
+            case CREDIT -> {
+                m.credit(rank, value);
+                return MessageRefusal.NONE;
+            }
+            default -> { // FIN
+                m.finished(value, Byte.toUnsignedInt(region.get(ValueLayout.JAVA_BYTE, offset + 5)));
+                return MessageRefusal.NONE;
+            }
         }
-        e.repostSlot(slot);
-        return true;
+        if (value < 0 || !m.arrived(rank, value, region, offset, length)) {
+            return MessageRefusal.SEQUENCE;
+        }
+        m.credit(rank, region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 32));
+        return MessageRefusal.NONE;
+    }
+
+    /** Count a message refused by the destination slot (an active message no handler is registered for). */
+    void refuse(int reason) {
+        refused.getAndIncrement(reason);
+    }
+
+    /** Messages of this rank refused for {@code reason}. */
+    long refused(int reason) {
+        return refused.get(reason);
     }
 
     /** A control send of thread slot {@code e.index()} completed: its staging entry is free. */

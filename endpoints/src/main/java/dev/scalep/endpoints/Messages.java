@@ -120,6 +120,11 @@ public final class Messages {
     private int postedTail = -1;
     private RankEndpoint re;
     private long threshold;
+    /** This slot's active messages (made by the first {@link #active()}), and whether a handler is running. */
+    private ActiveMessages active;
+    private boolean dispatching;
+    /** Per source rank: {@link #head} as the receive hook may read it (released after each advance). */
+    private final AtomicLongArray headSeen;
 
     Messages(MessageHub hub, int slot, MemorySegment inbox) {
         this.hub = hub;
@@ -135,6 +140,7 @@ public final class Messages {
         this.creditSent = new long[ranks];
         this.nextSeq = new long[ranks];
         this.creditFrom = new AtomicLongArray(ranks);
+        this.headSeen = new AtomicLongArray(ranks);
         for (int i = 0; i < MessageHub.REQUESTS; i++) {
             free[i] = MessageHub.REQUESTS - 1 - i;
         }
@@ -261,6 +267,64 @@ public final class Messages {
         }
         sent(rank); // posted with the postlist, or at this slot's next progress (any call here), flush or barrier
         return COMPLETED;
+    }
+
+    /**
+     * An active message ({@link ActiveMessages}): eager like {@link #send}, kind AM, the handler id
+     * in the tag field and the two header words at +40 and +48. The caller checked the arguments.
+     */
+    int active(int rank, int id, long header0, long header1, MemorySegment src, long off, long length) {
+        RankEndpoint r = re;
+        if (!room(rank)) {
+            progress();
+            if (!room(rank)) {
+                return BACK_PRESSURED;
+            }
+        }
+        long seq = nextSeq[rank];
+        long at = stagingAt(rank, seq);
+        MemorySegment st = hub.staging;
+        header(st, at, MessageHub.AM, 0, id, seq, length, rank);
+        st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 40, header0);
+        st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, header1);
+        MemorySegment.copy(src, off, st, at + MessageHub.HEADER, length);
+        int rc = r.to(rank).stageMessage(Endpoint.FLUSH_ID, st.address() + at, MessageHub.HEADER + (int) length,
+                hub.stagingLkey[r.keyIndex(rank)], false);
+        if (rc != Endpoint.OK) {
+            return rc == Endpoint.BACK_PRESSURED ? BACK_PRESSURED : -rc;
+        }
+        sent(rank);
+        return COMPLETED;
+    }
+
+    /** This slot's active messages, made on first use. */
+    ActiveMessages active() {
+        ActiveMessages a = active;
+        if (a == null) {
+            a = new ActiveMessages(this, hub, slot, inbox, ranks, n, s);
+            active = a;
+        }
+        return a;
+    }
+
+    /** The bound endpoint (null before {@link RankEndpoint#messages()}). */
+    RankEndpoint endpoint() {
+        return re;
+    }
+
+    /** Run the handler of the active message in inbox slot {@code idx} (from {@code rank}), then consume it. */
+    private void dispatch(int rank, int idx) {
+        dispatching = true;
+        try {
+            if (active == null) {
+                hub.refuse(MessageRefusal.HANDLER);
+            } else {
+                active.dispatch(rank, idx);
+            }
+        } finally {
+            dispatching = false;
+            consume(rank, idx);
+        }
     }
 
     private boolean room(int rank) {
@@ -483,6 +547,7 @@ public final class Messages {
             ready.set(i, 0);
             head[rank]++;
         }
+        headSeen.setRelease(rank, head[rank]);
         returnCredits(rank);
     }
 
@@ -609,6 +674,9 @@ public final class Messages {
             finHead = h + 1 == finRank.length ? 0 : h + 1;
             finCount--;
         }
+        if (dispatching) {
+            return; // called from inside a handler: the inbox waits for the handler to return
+        }
         for (int rank = 0; rank < ranks; rank++) {
             for (;;) {
                 long seq = arrived[rank];
@@ -617,6 +685,10 @@ public final class Messages {
                     break;
                 }
                 arrived[rank] = seq + 1;
+                if (inbox.get(ValueLayout.JAVA_BYTE, (long) idx * s + 4) == MessageHub.AM) {
+                    dispatch(rank, idx);
+                    continue;
+                }
                 int t = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, (long) idx * s + 12);
                 for (int q = postedHead; q >= 0; q = nextPosted[q]) {
                     if (matches(q, rank, t)) {
@@ -630,16 +702,35 @@ public final class Messages {
         }
     }
 
+    /**
+     * Messages this rank refused for {@code reason} (a {@link MessageRefusal} constant; every slot
+     * of the rank counts into one table): malformed, misaddressed or out-of-sequence ones a faulty
+     * or hostile peer sent. Each was dropped whole and the stream went on.
+     */
+    public long refused(int reason) {
+        if (reason <= MessageRefusal.NONE || reason >= MessageRefusal.REASONS) {
+            throw new IllegalArgumentException("refused: " + reason + " is not a MessageRefusal reason (1.."
+                    + (MessageRefusal.REASONS - 1) + ")");
+        }
+        return hub.refused(reason);
+    }
+
     // ---- called by the hook (any thread of the rank) -------------------------------------------
 
-    /** A message (eager or rendezvous request) from {@code rank} with sequence number {@code seq}. */
-    void arrived(int rank, long seq, MemorySegment region, long at, int length) {
+    /**
+     * A message (eager, rendezvous request, active) from {@code rank} with sequence number
+     * {@code seq}: true when taken; false when no peer within its credits could have sent it (a
+     * sequence number outside the credit window, or its ring slot still in use).
+     */
+    boolean arrived(int rank, long seq, MemorySegment region, long at, int length) {
+        long h = headSeen.getAcquire(rank);
         int idx = rank * n + (int) (seq % n);
-        if (length > s || ready.get(idx) != 0) {
-            return; // longer than a slot, or a slot still in use: not a message a peer within its credits sent
+        if (length > s || seq < h || seq - h >= n || ready.get(idx) != 0) {
+            return false;
         }
         MemorySegment.copy(region, at, inbox, (long) idx * s, length);
         ready.set(idx, seq + 1);
+        return true;
     }
 
     /** Rank {@code rank}'s slot has consumed {@code count} of this slot's messages. */

@@ -114,6 +114,15 @@ public final class RankEndpoint implements AutoCloseable {
         return hub.slots[index].bind(this);
     }
 
+    /**
+     * This thread slot's active messages ({@link ActiveMessages}): handlers registered by id, run
+     * in the destination slot's progress. They share the slot's {@link #messages()} sequence and
+     * credits, and throw as it does where the receive slots leave no room.
+     */
+    public ActiveMessages activeMessages() {
+        return messages().active();
+    }
+
     /** This rank. */
     int rank() {
         return me;
@@ -501,15 +510,8 @@ public final class RankEndpoint implements AutoCloseable {
         // Everyone flushed before arriving, so no request reaches this rank any more: what is left
         // here is replies to emulated atomics that were served and not yet completed.
         for (Endpoint e : distinct) {
-            while (e.outstanding() > 0 || e.staged() > 0) {
-                if (e.staged() > 0) {
-                    e.flush();
-                }
-                e.progressKeepingReceives();
-                if (System.nanoTime() - deadline > 0) {
-                    return false;
-                }
-                Thread.onSpinWait();
+            if (!quiet(e, deadline)) {
+                return false;
             }
         }
         clearTouchedIfQuiet();

@@ -1,5 +1,7 @@
 package dev.scalep.endpoints;
 
+import dev.scalep.policies.EndpointClass;
+import dev.scalep.policies.OnUnsupported;
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
 import dev.scalep.verbs.Access;
@@ -22,6 +24,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.stream.Collectors;
 
 /**
  * Endpoints of one rank that reach every rank of a {@link World}, itself included: thread
@@ -107,6 +110,29 @@ public final class WorldEndpoints implements AutoCloseable {
         this.byRank = new EndpointManager[world.size()];
         this.taken = new boolean[threads];
         this.barrierEpoch = new long[threads];
+    }
+
+    /**
+     * Build this rank's endpoints from an effective policy class: its sharing level and every
+     * feature as {@link EndpointOptions#from} maps them, among them {@code messages.eager-limit}
+     * (the receive slots hold that many bytes plus the message header, so it is the eager limit
+     * and the default rendezvous threshold of {@link RankEndpoint#messages()}). A class with
+     * {@code on-unsupported: fail} that the device cannot run as written is refused: every rank
+     * (all on the same kind of device, so all finding the same changes) closes what it opened and
+     * throws {@link IllegalArgumentException} listing the changes.
+     */
+    public static WorldEndpoints open(World world, Device device, EndpointClass c, int threads) {
+        WorldEndpoints w = open(world, device, c.sharing(), threads, EndpointOptions.from(c, device.capabilities()));
+        if (c.onUnsupported() == OnUnsupported.FAIL) {
+            String changes = w.managers.stream().flatMap(m -> m.substitutions().stream()).map(Substitution::toString)
+                    .distinct().collect(Collectors.joining("; "));
+            if (!changes.isEmpty()) {
+                w.close();
+                throw new IllegalArgumentException("class " + c.name() + " (on-unsupported: fail) cannot run as written on "
+                        + device.name() + " with " + threads + " threads: " + changes);
+            }
+        }
+        return w;
     }
 
     /**

@@ -2,8 +2,6 @@ package dev.scalep.endpoints;
 
 import com.sun.management.ThreadMXBean;
 import dev.scalep.policies.SharingConfig;
-import dev.scalep.spmd.LocalWorld;
-import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import org.junit.jupiter.api.Timeout;
@@ -14,9 +12,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,43 +28,30 @@ class MessageAllocationTest {
     @Timeout(180)
     void eagerMessagesDoNotAllocate(String devName, String level) throws Exception {
         Device d = Devices.byName(devName);
-        List<World> worlds = LocalWorld.create(2, 120_000);
-        AtomicReferenceArray<Object> result = new AtomicReferenceArray<>(2);
-        List<Thread> ts = new ArrayList<>();
-        for (World w : worlds) {
-            ts.add(Thread.ofPlatform().start(() -> {
-                try (WorldEndpoints eps = WorldEndpoints.open(w, d, SharingConfig.parse(level), 1, MessageSuite.OPTS);
-                     Arena arena = Arena.ofConfined()) {
-                    MemorySegment buf = arena.allocate(64, 64);
-                    MessageStatus st = new MessageStatus();
-                    long least = Long.MAX_VALUE;
-                    try (RankEndpoint ep = eps.acquire()) {
-                        Messages m = ep.messages();
-                        var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
-                        long tid = Thread.currentThread().threadId();
-                        run(m, w.rank(), buf, st, 30_000);
-                        for (int k = 0; k < 3; k++) { // both ranks run the same round trips
-                            long before = mx.getThreadAllocatedBytes(tid);
-                            run(m, w.rank(), buf, st, 20_000);
-                            least = Math.min(least, mx.getThreadAllocatedBytes(tid) - before);
-                        }
-                        if (!ep.barrier()) {
-                            throw new IllegalStateException("barrier");
-                        }
+        List<Object> result = LocalRanks.run(2, 120_000, w -> {
+            try (WorldEndpoints eps = WorldEndpoints.open(w, d, SharingConfig.parse(level), 1, MessageSuite.OPTS);
+                 Arena arena = Arena.ofConfined()) {
+                MemorySegment buf = arena.allocate(64, 64);
+                MessageStatus st = new MessageStatus();
+                long least = Long.MAX_VALUE;
+                try (RankEndpoint ep = eps.acquire()) {
+                    Messages m = ep.messages();
+                    var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+                    long tid = Thread.currentThread().threadId();
+                    run(m, w.rank(), buf, st, 30_000);
+                    for (int k = 0; k < 3; k++) { // both ranks run the same round trips
+                        long before = mx.getThreadAllocatedBytes(tid);
+                        run(m, w.rank(), buf, st, 20_000);
+                        least = Math.min(least, mx.getThreadAllocatedBytes(tid) - before);
                     }
-                    result.set(w.rank(), least);
-                } catch (Throwable t) {
-                    result.set(w.rank(), t);
+                    if (!ep.barrier()) {
+                        throw new IllegalStateException("barrier");
+                    }
                 }
-            }));
-        }
-        for (Thread t : ts) {
-            t.join();
-        }
-        for (int r = 0; r < 2; r++) {
-            if (result.get(r) instanceof Throwable t) {
-                throw new AssertionError("rank " + r + ": " + t, t);
+                return least;
             }
+        });
+        for (int r = 0; r < 2; r++) {
             long least = (Long) result.get(r);
             assertTrue(least < 4096, "rank " + r + " allocated " + least + " bytes in the least of three windows");
         }

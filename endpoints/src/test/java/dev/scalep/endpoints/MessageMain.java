@@ -1,9 +1,6 @@
 package dev.scalep.endpoints;
 
-import dev.scalep.spmd.World;
-import dev.scalep.verbs.Devices;
 
-import java.util.List;
 
 /**
  * One rank of the tagged-message suite ({@link MessageSuite}) as a process: {@code MessageMain DEVICE LEVEL
@@ -16,23 +13,6 @@ public final class MessageMain {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 3) {
-            System.err.println("usage: MessageMain DEVICE LEVEL THREADS");
-            System.exit(2);
-        }
-        int status = 0;
-        try (World world = World.open()) {
-            try {
-                List<String> ran = MessageSuite.runAll(world, Devices.byName(args[0]), args[1], Integer.parseInt(args[2]));
-                System.out.println("messagemain: rank " + world.rank() + " of " + world.size() + " on " + args[0] + " "
-                        + args[1] + ": passed " + ran);
-            } catch (Throwable t) {
-                System.out.println("messagemain: rank " + world.rank() + " FAILED: " + t);
-                t.printStackTrace(System.out);
-                status = 1;
-            }
-        }
-        System.out.flush();
-        System.exit(status);
+        SuiteMain.main("messagemain", "MessageMain", MessageSuite::runAll, args);
     }
 }

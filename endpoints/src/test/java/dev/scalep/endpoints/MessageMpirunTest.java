@@ -1,12 +1,9 @@
 package dev.scalep.endpoints;
 
-import dev.scalep.spmd.Launch;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.util.Map;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The tagged-message suite across processes: {@code mpirun -np P} JVMs of {@link MessageMain} on
@@ -18,13 +15,6 @@ class MessageMpirunTest {
     @CsvSource({"2, sim:mlx5, static, 2", "2, sim:efa, mpi-threads, 2", "2, sim:efa, mpi-everywhere, 1",
             "3, sim:mlx5, mpi-everywhere, 1"})
     void theMessageSuitePassesOnEveryRankProcess(int ranks, String device, String level, int threads) throws Exception {
-        Launch.Result r = Launch.run(Launch.mpirun(ranks, Launch.java(MessageMain.class, device, level,
-                Integer.toString(threads))), Map.of(), 170);
-        assertEquals(0, r.exit(), r.output());
-        String scenarios = MessageTest.SCENARIOS.toString();
-        for (int rank = 0; rank < ranks; rank++) {
-            String line = "messagemain: rank " + rank + " of " + ranks + " on " + device + " " + level + ": passed " + scenarios;
-            assertEquals(1, r.lines().stream().filter(line::equals).count(), "rank " + rank + ":\n" + r.output());
-        }
+        SuiteMain.assertEveryRankPassed(MessageMain.class, "messagemain", ranks, device, level, threads, MessageTest.SCENARIOS);
     }
 }

@@ -2,8 +2,6 @@ package dev.scalep.endpoints;
 
 import com.sun.management.ThreadMXBean;
 import dev.scalep.policies.SharingConfig;
-import dev.scalep.spmd.LocalWorld;
-import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import org.junit.jupiter.api.Timeout;
@@ -11,9 +9,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.lang.management.ManagementFactory;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -30,43 +26,28 @@ class WindowAllocationTest {
     @Timeout(180)
     void onesidedOperationsDoNotAllocate(String devName, String level) throws Exception {
         Device d = Devices.byName(devName);
-        List<World> worlds = LocalWorld.create(2, 120_000);
-        AtomicReferenceArray<Object> result = new AtomicReferenceArray<>(2);
-        List<Thread> ts = new ArrayList<>();
-        for (World w : worlds) {
-            ts.add(Thread.ofPlatform().start(() -> {
-                try (WorldEndpoints eps = WorldEndpoints.open(w, d, SharingConfig.parse(level), 1, WindowSuite.OPTS);
-                     Window win = eps.allocateWindow(4096);
-                     Window mine = eps.allocateWindow(4096)) {
-                    long least = Long.MAX_VALUE;
-                    if (w.rank() == 0) {
-                        boolean atomics = d.capabilities().atomicCap().supported();
-                        try (RankEndpoint ep = eps.acquire()) {
-                            var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
-                            long tid = Thread.currentThread().threadId();
-                            run(ep, win, mine, atomics, 100_000);
-                            for (int k = 0; k < 3 && least >= 4096; k++) {
-                                long before = mx.getThreadAllocatedBytes(tid);
-                                run(ep, win, mine, atomics, 50_000);
-                                least = Math.min(least, mx.getThreadAllocatedBytes(tid) - before);
-                            }
+        List<Object> result = LocalRanks.run(2, 120_000, w -> {
+            try (WorldEndpoints eps = WorldEndpoints.open(w, d, SharingConfig.parse(level), 1, WindowSuite.OPTS);
+                 Window win = eps.allocateWindow(4096);
+                 Window mine = eps.allocateWindow(4096)) {
+                long least = Long.MAX_VALUE;
+                if (w.rank() == 0) {
+                    boolean atomics = d.capabilities().atomicCap().supported();
+                    try (RankEndpoint ep = eps.acquire()) {
+                        var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+                        long tid = Thread.currentThread().threadId();
+                        run(ep, win, mine, atomics, 100_000);
+                        for (int k = 0; k < 3 && least >= 4096; k++) {
+                            long before = mx.getThreadAllocatedBytes(tid);
+                            run(ep, win, mine, atomics, 50_000);
+                            least = Math.min(least, mx.getThreadAllocatedBytes(tid) - before);
                         }
                     }
-                    w.barrier();
-                    result.set(w.rank(), least);
-                } catch (Throwable t) {
-                    result.set(w.rank(), t);
                 }
-            }));
-        }
-        for (Thread t : ts) {
-            t.join();
-        }
-        for (int r = 0; r < 2; r++) {
-            if (result.get(r) instanceof Throwable t) {
-                throw new AssertionError("rank " + r + ": " + t, t);
+                w.barrier();
+                return least;
             }
-        }
+        });
         long least = (Long) result.get(0);
         assertTrue(least < 4096, "rank 0 allocated " + least + " bytes in the least of three 50,000-operation windows");
     }

@@ -27,6 +27,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ranks, two, and one (where every operation targets the rank itself, through its loopback).
  */
 class WindowTest {
+    static final List<String> SCENARIOS = List.of("put-get", "split", "notify", "ranges", "close", "expose", "atomics",
+            "atomic-errors", "barrier");
+
     static Stream<Arguments> matrix() {
         List<Arguments> out = new ArrayList<>();
         for (String dev : new String[]{"sim:mlx5", "sim:efa"}) {
@@ -43,27 +46,9 @@ class WindowTest {
     @MethodSource("matrix")
     @Timeout(120)
     void theWindowSuitePassesOnEveryRank(String dev, String level, int ranks, int threads) throws Exception {
-        List<World> worlds = LocalWorld.create(ranks, 60_000);
-        AtomicReferenceArray<Object> results = new AtomicReferenceArray<>(ranks);
-        List<Thread> ts = new ArrayList<>();
-        for (World w : worlds) {
-            ts.add(Thread.ofPlatform().name("rank-" + w.rank()).start(() -> {
-                try {
-                    results.set(w.rank(), WindowSuite.runAll(w, Devices.byName(dev), level, threads));
-                } catch (Throwable t) {
-                    results.set(w.rank(), t);
-                }
-            }));
-        }
-        for (Thread t : ts) {
-            t.join();
-        }
+        List<Object> results = LocalRanks.run(ranks, 60_000, w -> WindowSuite.runAll(w, Devices.byName(dev), level, threads));
         for (int r = 0; r < ranks; r++) {
-            if (results.get(r) instanceof Throwable t) {
-                throw new AssertionError("rank " + r + " failed: " + t, t);
-            }
-            assertEquals(List.of("put-get", "split", "notify", "ranges", "close", "expose", "atomics", "atomic-errors", "barrier"),
-                    results.get(r), "rank " + r);
+            assertEquals(SCENARIOS, results.get(r), "rank " + r);
         }
     }
 

@@ -26,11 +26,12 @@ import java.util.Objects;
  * @param onUnsupported    what validation does when a device cannot honour a setting
  * @param connection       port, GID, path MTU and RC timing/depth knobs of the class's QPs
  *                         ({@link ConnectionOptions#DEFAULTS} when the file has no {@code connection})
+ * @param messages         tagged messages: the eager limit ({@link MessageSettings#DEFAULTS} when absent)
  */
 public record EndpointClass(String name, SharingConfig sharing, int queueDepth, int postlist, int unsignaled,
                             int inlineThreshold, BlueFlame blueFlame, ChainedPosts chained, boolean sgeHeaderPayload,
                             SrqSettings srq, CqSettings cq, SrdSettings srd, OnUnsupported onUnsupported,
-                            ConnectionOptions connection) {
+                            ConnectionOptions connection, MessageSettings messages) {
     /** The default queue depth ({@link PolicyKeys#QUEUE_DEPTH}). */
     public static final int DEFAULT_QUEUE_DEPTH = PolicyKeys.QUEUE_DEPTH.defaultValue();
     /** The default postlist ({@link PolicyKeys#POSTLIST}). */
@@ -54,6 +55,18 @@ public record EndpointClass(String name, SharingConfig sharing, int queueDepth, 
         if (connection == null) {
             connection = ConnectionOptions.DEFAULTS;
         }
+        if (messages == null) {
+            messages = MessageSettings.DEFAULTS;
+        }
+    }
+
+    /** A class with the default message settings. */
+    public EndpointClass(String name, SharingConfig sharing, int queueDepth, int postlist, int unsignaled,
+                         int inlineThreshold, BlueFlame blueFlame, ChainedPosts chained, boolean sgeHeaderPayload,
+                         SrqSettings srq, CqSettings cq, SrdSettings srd, OnUnsupported onUnsupported,
+                         ConnectionOptions connection) {
+        this(name, sharing, queueDepth, postlist, unsignaled, inlineThreshold, blueFlame, chained, sgeHeaderPayload,
+                srq, cq, srd, onUnsupported, connection, MessageSettings.DEFAULTS);
     }
 
     /** A class with the default connection options. */

@@ -93,6 +93,13 @@ public final class PolicyKeys {
             Ordering.NONE, c -> c.srd().ordering(), "How ordering is restored on out-of-order devices.");
     public static final PolicyKey<Boolean> SRD_ATOMICS_EMULATION = PolicyKey.bool("srd.atomics-emulation", false,
             c -> c.srd().atomicsEmulation(), "Emulate atomics in software (SRD has none).");
+    /** 256-byte receive slots less the 56-byte message header. */
+    static final int DEFAULT_EAGER_LIMIT = 200;
+    static final int MAX_EAGER_LIMIT = 65536;
+    public static final PolicyKey<Integer> MESSAGES_EAGER_LIMIT = PolicyKey.integer("messages.eager-limit", 8,
+            MAX_EAGER_LIMIT, DEFAULT_EAGER_LIMIT, c -> c.messages().eagerLimit(),
+            "Largest tagged message sent eager, through a receive slot of this size plus a 56-byte header; "
+                    + "longer messages go by rendezvous.");
     public static final PolicyKey<Integer> PORT = PolicyKey.integer("connection.port", 1, 255, C.port(),
             c -> c.connection().port(), "Port the QPs use (1-based).");
     public static final PolicyKey<Integer> GID_INDEX = PolicyKey.automatic("connection.gid-index", 0, 255, -1,
@@ -140,7 +147,7 @@ public final class PolicyKeys {
     public static final List<PolicyKey<?>> CLASS = List.of(EXTENDS, DESCRIPTION, SHARING, QUEUE_DEPTH, POSTLIST,
             UNSIGNALED, INLINE, BLUEFLAME, CHAINED_ENABLED, CHAINED_POOL, CHAINED_MAX_LENGTH, SGE_HEADER_PAYLOAD,
             SRQ_DEPTH, SRQ_REFILL_THRESHOLD, SRQ_REFILL_BATCH, CQ_DEPTH, CQ_MODERATION_COUNT, CQ_MODERATION_PERIOD_US,
-            SRD_ORDERING, SRD_ATOMICS_EMULATION, PORT, GID_INDEX, GID_TYPE, ADDRESS_FAMILY, PATH_MTU, MIN_RNR_TIMER,
+            SRD_ORDERING, SRD_ATOMICS_EMULATION, MESSAGES_EAGER_LIMIT, PORT, GID_INDEX, GID_TYPE, ADDRESS_FAMILY, PATH_MTU, MIN_RNR_TIMER,
             TIMEOUT, RETRY_COUNT, RNR_RETRY, MAX_RD_ATOMIC, MAX_DEST_RD_ATOMIC, SERVICE_LEVEL, TRAFFIC_CLASS, HOP_LIMIT,
             ON_UNSUPPORTED);
 
@@ -198,7 +205,8 @@ public final class PolicyKeys {
                 new ConnectionOptions(v.get(PORT), v.get(GID_INDEX), v.get(GID_TYPE), v.get(ADDRESS_FAMILY),
                         v.get(PATH_MTU), v.get(MIN_RNR_TIMER), v.get(TIMEOUT), v.get(RETRY_COUNT), v.get(RNR_RETRY),
                         v.get(MAX_RD_ATOMIC), v.get(MAX_DEST_RD_ATOMIC), v.get(SERVICE_LEVEL), v.get(TRAFFIC_CLASS),
-                        v.get(HOP_LIMIT)));
+                        v.get(HOP_LIMIT)),
+                new MessageSettings(v.get(MESSAGES_EAGER_LIMIT)));
     }
 
     /** The values of a class: {@code written} (by path) where present, each other key's default. */

@@ -230,7 +230,7 @@ final class Validation {
                 notes.add(cn + "blueflame on applies to single posts only; lists of " + postlist + " are DMA-read by the NIC");
             }
             return new EndpointClass(c.name(), sharing, qd, postlist, q, inline, bf, chained, c.sgeHeaderPayload(),
-                    srq, cq, srd, c.onUnsupported(), conn);
+                    srq, cq, srd, c.onUnsupported(), conn, c.messages());
         }
 
         /**

@@ -83,6 +83,22 @@ class RankedKernelsTest {
         }
     }
 
+    @ParameterizedTest(name = "sort {0} {1} ranks={2} threads={3}")
+    @CsvSource({"sim:mlx5,static,1,2", "sim:mlx5,mpi-everywhere,2,1", "sim:mlx5,mpi-threads,2,2", "sim:mlx5,static,2,2",
+            "sim:efa,static,1,2", "sim:efa,mpi-everywhere,2,1", "sim:efa,mpi-threads,2,2", "sim:efa,static,2,2"})
+    void sortVerifiesForEveryDecomposition(String device, String level, int ranks, int threads) throws Exception {
+        KernelSupport.Result[] rs = onRanks(ranks, device, level,
+                (w, d, cfg) -> IntegerSort.run(w, d, level, cfg, threads, IntegerSort.Size.S));
+        for (KernelSupport.Result r : rs) {
+            assertTrue(r.verified(), r.detail());
+            assertEquals(ranks, r.ranks());
+            assertEquals(threads, r.threads());
+            assertEquals("Mkeys/s", r.rateUnit());
+            assertTrue(r.rate() > 0, "a rate in Mkeys/s");
+            assertEquals(rs[0].seconds(), r.seconds(), "every rank reports the slowest rank's span");
+        }
+    }
+
     @ParameterizedTest(name = "dgemm {0} {1} ranks={2} threads={3}")
     @CsvSource({"sim:mlx5,static,2,2", "sim:mlx5,mpi-threads,3,2", "sim:efa,static,2,1", "sim:efa,mpi-threads,3,2"})
     void dgemmVerifiesWithTheMatricesOnRankZero(String device, String level, int ranks, int threads) throws Exception {

@@ -19,7 +19,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 /**
  * The post-time fast path of an in-order RC QP (its engine lock held): a run of RDMA writes of
  * one SGE each, inline or not (either way the payload is read at post time, which is what inline
- * promises, from a registered local MR), posted while the QP is in RTS with nothing queued, executes straight
+ * promises, from a registered local MR), posted while the QP is in RTS with nothing queued or in flight, executes straight
  * from the caller's WR list, with the checks and the copy {@link SimEngine} would make and
  * without copying the WRs into send-queue slots.
  *
@@ -97,7 +97,7 @@ final class DirectWrites {
      * {@code room}; returns the index of the first WR not executed ({@code end} when all were).
      */
     int run(SendWorkRequests wrs, int from, int end, int room) {
-        if (!enabled || qp.state() != QpState.RTS || sl.hasQueued()) {
+        if (!enabled || qp.state() != QpState.RTS || sl.hasQueued() || (path != null && path.busy())) {
             return from;
         }
         int dst = qp.remoteQpn(); // set at RTR, under the engine lock: fixed for the list

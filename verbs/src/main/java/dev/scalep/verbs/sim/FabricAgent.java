@@ -171,6 +171,13 @@ final class FabricAgent implements MessageHandler, Runnable {
         if (!dev.directory().isPeer(srcProc) || !dev.directory().senderCurrent(src, b.getInt(i + REQ_INC))) {
             return; // no one to answer, or a request of a QP that has since failed or been reset
         }
+        boolean rc = ty == QpType.RC.ordinal();
+        int inc = b.getInt(i + REQ_INC);
+        long seq = b.getLong(i + REQ_SEQ);
+        QpResponder t = rc ? dev.qps.get(dst) : null;
+        if (t != null && t.outOfSequence(src, inc, seq)) {
+            return; // after a refused request of this requester: dropped until that one comes again (go-back-N)
+        }
         int st;
         if (op < 0 || op >= OPS.length || ty < 0 || ty >= TYPES.length || len < 0 || len > length - REQ_DATA
                 || (long) i + REQ_DATA + len > FabricLayout.RING_CAPACITY) {
@@ -178,6 +185,9 @@ final class FabricAgent implements MessageHandler, Runnable {
         } else {
             st = deliver(src, dst, OPS[op], TYPES[ty], b.getInt(i + REQ_IMM), b.getLong(i + REQ_RADDR),
                     b.getInt(i + REQ_RKEY), area(fabric.slot) + i + REQ_DATA, len);
+        }
+        if (t != null && st != WcStatus.SUCCESS && t.accepts(QpType.RC, src)) {
+            t.refused(src, inc, seq);
         }
         if (ty == QpType.UD.ordinal()) {
             return;
@@ -189,7 +199,7 @@ final class FabricAgent implements MessageHandler, Runnable {
                 UnsafeBuffer rb = (UnsafeBuffer) r.buffer();
                 rb.putInt(at + RSP_DST, src);
                 rb.putInt(at + RSP_SLOT, b.getInt(i + REQ_SLOT));
-                rb.putLong(at + RSP_SEQ, b.getLong(i + REQ_SEQ));
+                rb.putLong(at + RSP_SEQ, seq);
                 rb.putInt(at + RSP_STATUS, st);
                 r.commit(at);
             }

@@ -47,6 +47,17 @@ sealed interface QpResponder permits SimQp {
     /** As an RC responder, a request was invalid (a misaligned atomic): ERR, QP_REQ_ERR, flush. */
     void responderInvalidRequest();
 
+    /**
+     * Whether an RC request of another process's QP {@code src} (incarnation {@code srcIncarnation},
+     * request sequence {@code seq}) must be dropped unanswered: this QP refused an earlier request of
+     * that requester incarnation ({@link #refused}) and this is not that request again (go-back-N:
+     * the requester sends everything from the refused request on again). Agent only.
+     */
+    boolean outOfSequence(int src, int srcIncarnation, long seq);
+
+    /** This QP refused RC request {@code seq} of another process's QP {@code src} (RNR or an error). Agent only. */
+    void refused(int src, int srcIncarnation, long seq);
+
     /** Ask the QP's engine to run (to flush after an error transition); never blocks. */
     void nudge();
 }

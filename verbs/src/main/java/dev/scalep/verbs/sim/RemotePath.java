@@ -9,6 +9,7 @@ import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
 
 import java.lang.invoke.MethodHandles;
+import java.util.Arrays;
 import java.lang.invoke.VarHandle;
 
 import static dev.scalep.verbs.sim.FabricLayout.area;
@@ -26,14 +27,26 @@ import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
  * (send, send-with-immediate, write-with-immediate) need the target's receive queue and CQ, which
  * live in the target process: the request, payload included, goes into the target's inbound ring;
  * the target's NIC agent executes it and answers with a status (an RNR NAK when no receive is
- * posted, retried while rnr_retry is 7). The WQE waits at the head of the send queue for that
- * answer (RC order), or, past the retry timeout or once the target process is gone, completes
- * with RETRY_EXC_ERR; so does a request that found the target's ring full for a retry timeout (a
- * ring a stuck or scribbled peer never drains). UD sends are fire-and-forget.
+ * posted, retried while rnr_retry is 7).
+ *
+ * <p>On an RC QP (in order) two-sided requests are pipelined as on a wire ({@link #issue}): each is
+ * sent as soon as it reaches the head of the send queue and moves to the pipe of requests in
+ * flight, so the next one goes out without waiting for an answer; the pipe's head completes when
+ * its answer arrives ({@link #collect}), in post order. The target's ring keeps one requester's
+ * requests in order, and a target that refuses one (an RNR NAK, or an error) drops every later
+ * request of that requester incarnation until the refused one comes again
+ * ({@link QpResponder#outOfSequence}): go-back-N. So after the RNR timer the requester sends the
+ * whole pipe again from its head, and nothing is delivered twice or out of order. The pipe's head
+ * completes with RETRY_EXC_ERR past the retry timeout or once the target process is gone; so does a
+ * request that found the target's ring full for a retry timeout (a ring a stuck or scribbled peer
+ * never drains). On SRD each request is answered on its own (the window runs them in any order),
+ * and UD sends are fire-and-forget.
  */
 final class RemotePath {
     /** Returned by {@link #execute} while the WQE waits for its answer. */
     static final int WAIT = -2;
+    /** Returned by {@link #issue}: the request was sent and is in the pipe (the engine takes it off its queue). */
+    static final int PIPED = -3;
     /** Response status meaning "receiver not ready" (RNR NAK): {@link Receives#RNR}. */
     static final int RNR = Receives.RNR;
 
@@ -58,6 +71,16 @@ final class RemotePath {
     private final long[] fullSince;
     private final long[] answered;
     private final int[] status;
+    /** The RC pipe: slots whose requests are in flight, in post order (a ring of {@code cap} entries). */
+    private final int[] pipe;
+    private int pipeHead;
+    private int pipeSize;
+    /** Pipe entries, from the head, sent in the current round (fewer than pipeSize while going back). */
+    private int pipeSent;
+    /** The peer QP the pipe's requests go to (RC: fixed while the pipe is not empty). */
+    private int pipeDst;
+    /** After an RNR, the head alone is sent again until it is answered; then the rest follows. */
+    private boolean probing;
     private final MrWindow window = new MrWindow();
     /** The peer QP, access and engine run of the last successful {@link FabricDirectory#checkQp}. */
     private int checkedQpn;
@@ -78,6 +101,7 @@ final class RemotePath {
         this.fullSince = new long[cap];
         this.answered = new long[cap];
         this.status = new int[cap];
+        this.pipe = new int[Math.max(1, cap)];
     }
 
     /** Whether a QPN names a QP of another process on this fabric. */
@@ -89,6 +113,173 @@ final class RemotePath {
     void clear(int s) {
         sentAt[s] = 0;
         fullSince[s] = 0;
+    }
+
+    /** Forget every exchange (the QP is reset or destroyed): the slots are free again. */
+    void reset() {
+        Arrays.fill(sentAt, 0);
+        Arrays.fill(fullSince, 0);
+        pipeHead = 0;
+        pipeSize = 0;
+        pipeSent = 0;
+        probing = false;
+    }
+
+    /** Whether RC requests are in flight (later WQEs of other kinds wait until they are answered). */
+    boolean busy() {
+        return pipeSize != 0;
+    }
+
+    /** The slot at the pipe's head (there is one: {@link #busy}). */
+    int pipeHead() {
+        return pipe[pipeHead];
+    }
+
+    /** Take the pipe's head off (answered, failed or flushed) and return its slot. */
+    int pipeTake() {
+        int s = pipe[pipeHead];
+        pipeHead = pipeHead + 1 == pipe.length ? 0 : pipeHead + 1;
+        pipeSize--;
+        if (pipeSent > 0) {
+            pipeSent--;
+        }
+        probing = false;
+        sentAt[s] = 0;
+        fullSince[s] = 0;
+        return s;
+    }
+
+    /**
+     * Send RC two-sided slot s (at the head of the send queue) towards peer QP {@code dqpn} without
+     * waiting for an answer: {@link #PIPED} when it went out and joined the pipe, {@link #WAIT} when
+     * it must stay queued (the target's ring is full, the pipe is being sent again after an RNR, or
+     * it failed while earlier requests are in flight: its error is reported in order, once they are
+     * answered), else the status to complete it with now.
+     */
+    int issue(int s, Opcode o, int dqpn) {
+        if (pipeSize != 0 && (pipeSent < pipeSize || dqpn != pipeDst)) {
+            qp.awaitRemote();
+            return WAIT;
+        }
+        int st = request(s, o, dqpn);
+        if (st == 0) {
+            int tail = pipeHead + pipeSize;
+            pipe[tail >= pipe.length ? tail - pipe.length : tail] = s;
+            pipeSize++;
+            pipeSent++;
+            pipeDst = dqpn;
+            qp.awaitRemote();
+            return PIPED;
+        }
+        if (st == WAIT || pipeSize != 0) {
+            qp.awaitRemote();
+            return WAIT;
+        }
+        return st;
+    }
+
+    /**
+     * The pipe's head (there is one: {@link #busy}): {@link #WAIT} while its answer is due, else the
+     * status to complete it with, the slot taken off the pipe ({@link #pipeTake}; the caller reads
+     * it first with {@link #pipeHead}). An RNR answer with rnr_retry 7 sends the pipe again from
+     * its head once the RNR timer expired (the target dropped what followed).
+     */
+    int collect() {
+        int s = pipe[pipeHead];
+        if (pipeSent == 0) { // going back: the head is not sent yet
+            int st = resend(probing ? 1 : pipeSize);
+            if (st != 0 && st != WAIT) {
+                pipeTake();
+                return st;
+            }
+            qp.awaitRemote();
+            return WAIT;
+        }
+        if ((long) SEQ.getAcquire(answered, s) != sl.seq(s) + 1) {
+            if (fabric.peerGone(procOfQpn(pipeDst)) || System.nanoTime() - sentAt[s] > dev.retryTimeoutNanos()) {
+                pipeTake();
+                return WcStatus.RETRY_EXC_ERR;
+            }
+            if (!probing && pipeSent < pipeSize) {
+                resend(pipeSize);
+            }
+            qp.awaitRemote();
+            return WAIT;
+        }
+        int st = status[s];
+        if (st == RNR) {
+            if (qp.rnrRetry() < 7) {
+                pipeTake();
+                return WcStatus.RNR_RETRY_EXC_ERR;
+            }
+            if (System.nanoTime() - sentAt[s] < RNR_DELAY_NANOS) {
+                qp.awaitRemote();
+                return WAIT;
+            }
+            // the RNR timer expired: go back to the head (the target dropped every request after it),
+            // send it alone until it is taken, then the rest
+            for (int i = 0, k = pipeHead; i < pipeSize; i++, k = k + 1 == pipe.length ? 0 : k + 1) {
+                SEQ.setRelease(answered, pipe[k], 0L);
+                sentAt[pipe[k]] = 0;
+            }
+            pipeSent = 0;
+            probing = true;
+            return collect();
+        }
+        pipeTake();
+        return st;
+    }
+
+    /**
+     * Send the pipe's unsent entries again, in order, up to the first {@code upTo}: 0 when they went
+     * out, {@link #WAIT} when the ring filled (or an entry past the head failed: it reports when it
+     * reaches the head), else the head's status.
+     */
+    private int resend(int upTo) {
+        while (pipeSent < Math.min(upTo, pipeSize)) {
+            int k = pipeHead + pipeSent;
+            int s = pipe[k >= pipe.length ? k - pipe.length : k];
+            int st = request(s, sl.op(s), pipeDst);
+            if (st != 0) {
+                return st == WAIT || pipeSent > 0 ? WAIT : st;
+            }
+            pipeSent++;
+        }
+        return 0;
+    }
+
+    /**
+     * Write RC slot s's request into peer QP dqpn's ring: 0 when sent (its clock started),
+     * {@link #WAIT} while the ring is full (for one retry timeout at most), else the status to
+     * complete it with.
+     */
+    private int request(int s, Opcode o, int dqpn) {
+        int st = dir.checkQp(dqpn, qpn, type, 0);
+        if (st != 0) {
+            return st;
+        }
+        int claimed;
+        try {
+            claimed = send(s, o, dqpn);
+        } catch (RuntimeException corrupt) { // the peer's ring trailer is scribbled: nothing gets through
+            return WcStatus.RETRY_EXC_ERR;
+        }
+        if (claimed == -1) {
+            return WcStatus.LOC_LEN_ERR;
+        }
+        if (claimed == 0) {
+            long now = System.nanoTime() | 1;
+            if (fullSince[s] == 0) {
+                fullSince[s] = now;
+            } else if (now - fullSince[s] > dev.retryTimeoutNanos() || fabric.peerGone(procOfQpn(dqpn))) {
+                fullSince[s] = 0; // a ring that never drains (a stuck or scribbled peer) is a lost peer
+                return WcStatus.RETRY_EXC_ERR;
+            }
+            return WAIT;
+        }
+        fullSince[s] = 0;
+        sentAt[s] = System.nanoTime() | 1;
+        return 0;
     }
 
     /**

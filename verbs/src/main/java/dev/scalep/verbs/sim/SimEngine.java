@@ -17,7 +17,7 @@ import dev.scalep.verbs.WcStatus;
  * {@link QpResponder}. See {@link SimQp} for the semantics.
  */
 final class SimEngine {
-    static final int OK = 0, WAIT = 1, FAILED = 2;
+    static final int OK = 0, WAIT = 1, FAILED = 2, PIPED = 3;
 
     private final QpRequester qp;
     private final SendSlots sl;
@@ -85,8 +85,19 @@ final class SimEngine {
             return;
         }
         if (inOrder) {
+            if (remote != null && remote.busy() && !collectPipe()) {
+                return;
+            }
             while (sl.hasQueued()) {
                 int r = execute(sl.headQueued());
+                if (r == PIPED) {
+                    sl.dequeue(); // in flight: it completes from the pipe
+                    if (qp.state() == QpState.ERR) {
+                        process();
+                        return;
+                    }
+                    continue;
+                }
                 if (r == WAIT) {
                     return;
                 }
@@ -116,6 +127,27 @@ final class SimEngine {
             }
         }
         updateHolding();
+    }
+
+    /**
+     * Complete the answered requests at the head of the RC pipe, in post order; false when one
+     * failed (the QP moved to ERR and was flushed).
+     */
+    private boolean collectPipe() {
+        while (remote.busy()) {
+            int s = remote.pipeHead();
+            int st = remote.collect();
+            if (st == RemotePath.WAIT) {
+                return true;
+            }
+            if (st != WcStatus.SUCCESS) {
+                fail(s, st);
+                process();
+                return false;
+            }
+            completeSend(s, st);
+        }
+        return true;
     }
 
     void updateHolding() {
@@ -161,6 +193,9 @@ final class SimEngine {
 
     void flushSq() {
         retireUnsignaled();
+        while (remote != null && remote.busy()) { // in flight: before every queued WQE in post order
+            flushOne(remote.pipeTake());
+        }
         if (!inOrder) {
             for (int i = 0, n = w.drainInPostOrder(sl); i < n; i++) {
                 flushOne(w.drainedAt(i));
@@ -264,14 +299,26 @@ final class SimEngine {
             t = ah == null ? null : dev.qps.get(dst);
             toPeer = t == null && ah != null && remote != null && RemotePath.isRemote(dev, dst);
         }
+        // requests in flight ahead (an RC pipe): only two-sided WQEs join them, and an error waits its turn
+        boolean behind = remote != null && remote.busy();
+        if (behind && !(toPeer && type == QpType.RC && o.consumesReceive())) {
+            return WAIT;
+        }
         if (!sl.inlined(s)) {
             int st = sl.checkLocal(s, o.writesLocal(), base);
             if (st != 0) {
-                return fail(s, st);
+                return behind ? WAIT : fail(s, st);
             }
         }
         if (o.isAtomic() && !sl.atomicResultFits(s)) {
             return fail(s, WcStatus.LOC_LEN_ERR); // the original value needs exactly one 8-byte local SGE
+        }
+        if (toPeer && type == QpType.RC && o.consumesReceive()) {
+            int r = remote.issue(s, o, dst);
+            if (r == RemotePath.PIPED) {
+                return PIPED;
+            }
+            return r == RemotePath.WAIT ? WAIT : fail(s, r);
         }
         if (toPeer) {
             int r = remote.execute(s, o, dst, runs);

@@ -101,6 +101,14 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
     final AtomicBoolean awaitingRemote = new AtomicBoolean();
     /** Bumped on every move to ERR or RESET: requests of an earlier incarnation are dropped by responders. */
     volatile int incarnation;
+    /**
+     * Go-back-N as an RC responder to a requester of another process (read and written only by the
+     * draining {@link FabricAgent}, one at a time): the requester QP, incarnation and request
+     * sequence of the last refused request, whose successors are dropped until it comes again (0: none).
+     */
+    private int nakSrc;
+    private int nakInc;
+    private long nakSeq;
     /** The path to QPs of other processes; null when the device is not on a fabric. */
     private final RemotePath remote;
     /** Post-time execution of plain RDMA writes; null unless the QP is RC on an in-order device. */
@@ -162,6 +170,9 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
 
     private void resetQueues() {
         sl.reset();
+        if (remote != null) {
+            remote.reset();
+        }
         if (win != null) {
             win.reset();
         }
@@ -289,6 +300,25 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         if (ownRq != null) {
             ownRq.flush(recvCq, qpn);
         }
+    }
+
+    @Override
+    public boolean outOfSequence(int src, int srcIncarnation, long seq) {
+        if (nakSeq == 0) {
+            return false;
+        }
+        if (nakSrc != src || nakInc != srcIncarnation || seq == nakSeq) {
+            nakSeq = 0; // another requester or incarnation, or the refused request again
+            return false;
+        }
+        return true;
+    }
+
+    @Override
+    public void refused(int src, int srcIncarnation, long seq) {
+        nakSrc = src;
+        nakInc = srcIncarnation;
+        nakSeq = seq;
     }
 
     @Override

@@ -48,6 +48,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
+import java.util.stream.LongStream;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
@@ -951,6 +952,78 @@ public abstract class VerbsBehaviourSuite {
             assertEquals(WcStatus.SUCCESS, poll(p.a.cq, 1).get(0).status());
             assertEquals(8, poll(p.b, 1).get(0).byteLen());
             assertArrayEquals(bytes(p.a.mem, 0, 8), p.b.bytes(100, 8));
+        }
+    }
+
+    /**
+     * A stream of sends longer than the receives posted: the first ones are taken, the next meets no
+     * receive (RNR, retried for ever) and everything behind it waits; as receives come in batches,
+     * every send arrives exactly once, and on RC in post order (each receive holds the send of its
+     * index). Across processes the requester keeps many sends in flight, so this is the go-back the
+     * target forces on what follows a refused send.
+     */
+    /**
+     * Poll the responder until {@code n} completions arrived (fails after 10 s), polling the
+     * requester's CQ in between into {@code sends} (a simulated EFA window releases what it holds
+     * when its device's CQ is polled empty).
+     */
+    private static List<Wc> pollBoth(Pair p, int n, List<Wc> sends) {
+        List<Wc> out = new ArrayList<>();
+        long deadline = System.nanoTime() + TIMEOUT_NANOS;
+        try (WorkCompletions wc = new WorkCompletions(16)) {
+            while (out.size() < n) {
+                out.addAll(p.b.poll(n - out.size(), 1_000_000));
+                LocalResponder.collect(wc, p.a.cq.poll(wc), sends);
+                assertTrue(System.nanoTime() < deadline, "timed out with " + out.size() + "/" + n + ": " + out);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void aStreamOfSendsAheadOfTheReceivesArrivesOnceAndInOrder() {
+        int n = 48;
+        int batch = 16;
+        try (Pair p = pair(); SendWorkRequests w = new SendWorkRequests(n, 1)) {
+            for (int k = 0; k < n; k++) {
+                fill(p.a.mem, 8L * k, 8, k);
+                p.add(w, k, Opcode.SEND, SendFlags.SIGNALED, 8L * k, 8, 0);
+            }
+            List<Wc> r = new ArrayList<>();
+            for (int k = 0; k < batch; k++) {
+                postRecv(p.b, 100 + k, 4096 + 16L * k, 16);
+            }
+            List<Wc> s = new ArrayList<>();
+            post(p.a.qp, w);
+            r.addAll(pollBoth(p, batch, s));
+            for (int from = batch; from < n; from += batch) {
+                for (int k = from; k < from + batch; k++) {
+                    postRecv(p.b, 100 + k, 4096 + 16L * k, 16);
+                }
+                r.addAll(pollBoth(p, batch, s));
+            }
+            s.addAll(poll(p.a.cq, n - s.size()));
+            assertTrue(s.stream().allMatch(c -> c.status() == WcStatus.SUCCESS), s::toString);
+            Set<Integer> seen = new HashSet<>();
+            for (Wc c : r) {
+                assertEquals(WcStatus.SUCCESS, c.status(), c::toString);
+                assertEquals(8, c.byteLen());
+                int k = (int) c.wrId() - 100;
+                byte[] got = p.b.bytes(4096 + 16L * k, 8);
+                int from = got[0];
+                assertTrue(from >= 0 && from < n && seen.add(from), "send " + from + " twice or unknown, in receive " + k);
+                assertArrayEquals(bytes(p.a.mem, 8L * from, 8), got);
+                if (p.type == QpType.RC) {
+                    assertEquals(k, from, "RC delivers in post order: receive " + k + " got send " + from);
+                }
+            }
+            assertEquals(n, seen.size());
+            if (p.type == QpType.RC) {
+                assertEquals(LongStream.range(0, n).boxed().toList(), s.stream().map(Wc::wrId).toList(),
+                        "send completions in post order");
+            }
+            assertTrue(p.b.drain().isEmpty(), "nothing received twice");
+            assertTrue(drain(p.a.cq).isEmpty(), "nothing completed twice");
         }
     }
 

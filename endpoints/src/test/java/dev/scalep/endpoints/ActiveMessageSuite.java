@@ -1,0 +1,443 @@
+package dev.scalep.endpoints;
+
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.spmd.World;
+import dev.scalep.verbs.Device;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The behavioural suite of active messages ({@link ActiveMessages}) and of refusing what a faulty
+ * or hostile peer sends, run by one rank of a world with {@code threads} threads: in one JVM by
+ * {@link ActiveMessageTest} and across processes by {@link ActiveMessageMain} under
+ * {@code mpirun}. Slot t of every rank talks to slot t of every rank (its own included); every
+ * scenario ends in {@link RankEndpoint#barrier()}.
+ */
+final class ActiveMessageSuite {
+    static final EndpointOptions OPTS = MessageSuite.OPTS;
+    static final int SCRATCH = 1 << 16;
+
+    private final WorldEndpoints eps;
+    private final int threads;
+    private final int p;
+    private final int me;
+
+    ActiveMessageSuite(World world, WorldEndpoints eps, int threads) {
+        this.eps = eps;
+        this.threads = threads;
+        this.p = world.size();
+        this.me = world.rank();
+    }
+
+    static List<String> runAll(World world, Device device, String level, int threads) throws Exception {
+        List<String> ran = new ArrayList<>();
+        try (WorldEndpoints eps = WorldEndpoints.open(world, device, SharingConfig.parse(level), threads, OPTS)) {
+            ActiveMessageSuite s = new ActiveMessageSuite(world, eps, threads);
+            s.handlersRunInSendOrderWithTheirPayloads();
+            ran.add("dispatch");
+            s.handlersReplyToTheSource();
+            ran.add("reply");
+            s.aSenderIsBackPressuredWhileNobodyDispatches();
+            ran.add("back-pressure");
+            s.hostileMessagesAreRefusedAndTheStreamGoesOn();
+            ran.add("hostile");
+        }
+        return ran;
+    }
+
+    interface Body {
+        void run(int t, RankEndpoint ep, ActiveMessages am, MemorySegment scratch) throws Exception;
+    }
+
+    void inThreads(Body body) throws Exception {
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        List<Thread> ts = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            ts.add(Thread.ofPlatform().name("rank" + me + "-t" + i).start(() -> {
+                try (RankEndpoint ep = eps.acquire(); Arena arena = Arena.ofConfined()) {
+                    try {
+                        body.run(ep.index(), ep, ep.activeMessages(), arena.allocate(SCRATCH, 64));
+                    } finally {
+                        check(ep.barrier(), "barrier after the scenario");
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            }));
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        if (failure.get() != null) {
+            throw new AssertionError("rank " + me + ": " + failure.get(), failure.get());
+        }
+    }
+
+    static void check(boolean ok, String what) {
+        if (!ok) {
+            throw new AssertionError(what);
+        }
+    }
+
+    /** Send, progressing (and so dispatching) through back-pressure. */
+    static void send(ActiveMessages am, int rank, int id, long h0, long h1, MemorySegment src, long off, long len) {
+        int rc;
+        for (long spins = 0; (rc = am.send(rank, id, h0, h1, src, off, len)) == ActiveMessages.BACK_PRESSURED; spins++) {
+            check(spins < 50_000_000L, "active message to rank " + rank + " stayed back-pressured");
+            am.progress();
+        }
+        check(rc == ActiveMessages.COMPLETED, "send outcome " + rc);
+    }
+
+    /** Progress until {@code done} says so, a bounded number of times. */
+    static void progressUntil(ActiveMessages am, BooleanSupplier done, String what) {
+        for (long spins = 0; !done.getAsBoolean(); spins++) {
+            check(spins < 50_000_000L, what);
+            am.progress();
+            if ((spins & 4095) == 4095) {
+                Thread.yield();
+            }
+        }
+    }
+
+    static byte pattern(int src, int t, long i, long k) {
+        return (byte) (src * 31 + t * 7 + i * 13 + k);
+    }
+
+    static long lengthOf(long i, int max) {
+        return i % 25 == 24 ? max : (i % 25) * 8;
+    }
+
+    /**
+     * The send-side checks refuse before anything is sent (a payload above the limit, naming it;
+     * an unregistered or out-of-range id); then every slot sends 200 active messages of varying
+     * length (0 to the limit) to every rank, interleaved: each handler runs once per message, in
+     * send order per source, with the header words and payload sent, on a read-only view, and a
+     * progress call from inside a handler runs no other handler.
+     */
+    void handlersRunInSendOrderWithTheirPayloads() throws Exception {
+        int count = 200;
+        inThreads((t, ep, am, buf) -> {
+            int max = am.maxPayload();
+            check(max == ep.messages().eagerLimit(), "the active-message limit is the eager limit");
+            long[] got = new long[p];
+            int[] depth = {0};
+            boolean[] triedWrite = {false};
+            int id = am.register(msg -> {
+                check(++depth[0] == 1, "a handler ran inside another handler");
+                try {
+                    int src = msg.source();
+                    long i = msg.header1();
+                    check(msg.id() == 0 && msg.header0() == (((long) src << 32) | t) && i == got[src],
+                            "message " + got[src] + " from " + src + " out of order or damaged: " + msg);
+                    check(msg.length() == lengthOf(i, max), "length of " + msg);
+                    for (long k = 0; k < msg.length(); k++) {
+                        check(msg.data().get(ValueLayout.JAVA_BYTE, msg.offset() + k) == pattern(src, t, i, k),
+                                "payload byte " + k + " of " + msg);
+                    }
+                    if (!triedWrite[0]) {
+                        triedWrite[0] = true;
+                        try {
+                            msg.data().set(ValueLayout.JAVA_BYTE, msg.offset(), (byte) 0);
+                            throw new AssertionError("the handler's view is writable");
+                        } catch (UnsupportedOperationException | IllegalArgumentException expected) {
+                            // read-only
+                        }
+                    }
+                    am.progress(); // polls, but runs no other handler now
+                    got[src]++;
+                } finally {
+                    depth[0]--;
+                }
+            });
+            check(id == 0 && am.registered(0) && !am.registered(1), "the first handler takes id 0");
+            expectRefusal(() -> am.send(me, 0, 0, 0, buf, 0, max + 1), "above the active-message limit of " + max);
+            expectRefusal(() -> am.send(me, 1, 0, 0), "no handler is registered under id 1");
+            expectRefusal(() -> am.send(me, 256, 0, 0), "outside 0..255");
+            expectRefusal(() -> am.send(p, 0, 0, 0), "is not a rank");
+            check(ep.barrier(), "barrier: every slot registered before anything is sent");
+            for (int i = 0; i < count; i++) {
+                for (int r = 0; r < p; r++) {
+                    long len = lengthOf(i, max);
+                    for (long k = 0; k < len; k++) {
+                        buf.set(ValueLayout.JAVA_BYTE, k, pattern(me, t, i, k));
+                    }
+                    send(am, r, 0, ((long) me << 32) | t, i, buf, 0, len);
+                }
+            }
+            progressUntil(am, () -> {
+                for (long g : got) {
+                    if (g < count) {
+                        return false;
+                    }
+                }
+                return true;
+            }, "handlers ran for fewer than " + count + " messages per rank");
+            for (int r = 0; r < p; r++) {
+                check(got[r] == count, "rank " + r + ": " + got[r] + " messages handled, sent " + count);
+            }
+        });
+    }
+
+    static void expectRefusal(Runnable call, String says) {
+        try {
+            call.run();
+        } catch (IllegalArgumentException e) {
+            check(e.getMessage().contains(says), "refusal says \"" + says + "\": " + e.getMessage());
+            return;
+        }
+        throw new AssertionError("not refused: expected \"" + says + "\"");
+    }
+
+    /**
+     * Each slot sends 300 pings (at most 8 unanswered) to the next rank; the ping handler replies
+     * from inside itself with a pong carrying the ping's header + 1 and its payload reversed (a
+     * reply that meets back-pressure is kept and sent from the main loop); every pong arrives, in
+     * order, whole.
+     */
+    void handlersReplyToTheSource() throws Exception {
+        int count = 300;
+        inThreads((t, ep, am, buf) -> {
+            int next = (me + 1) % p;
+            long[] pongs = {0};
+            long[] pings = {0};
+            long[] deferred = new long[count + 1];
+            int[] deferredHead = {0};
+            int[] deferredTail = {0};
+            MemorySegment replyBuf = buf.asSlice(4096, 1024);
+            int pong = 11; // handlers stay registered for the world's life: each scenario takes ids of its own
+            int ping = 10;
+            am.register(ping, msg -> {
+                long v = msg.header0();
+                check(v == pings[0]++, "ping " + v + " out of order");
+                if (deferredHead[0] == deferredTail[0] && reply(msg, pong, v, replyBuf) == ActiveMessages.COMPLETED) {
+                    return;
+                }
+                deferred[deferredTail[0]++] = v; // back-pressured: reply later, from outside the handler
+            });
+            am.register(pong, msg -> {
+                long i = pongs[0];
+                check(msg.source() == next && msg.header0() == i + 1 && msg.header1() == ~(i + 1), "pong " + i + ": " + msg);
+                check(msg.length() == 8 + (i % 8) * 8, "pong length " + msg);
+                for (long k = 0; k < msg.length(); k++) {
+                    byte sent = pattern(me, t, i, msg.length() - 1 - k);
+                    check(msg.data().get(ValueLayout.JAVA_BYTE, msg.offset() + k) == sent, "pong payload byte " + k);
+                }
+                pongs[0]++;
+            });
+            check(ep.barrier(), "barrier: every slot registered before anything is sent");
+            int sent = 0;
+            for (long spins = 0; pongs[0] < count || pings[0] < count || deferredHead[0] < deferredTail[0];
+                 spins++) {
+                check(spins < 100_000_000L, "ping-pong stalled: " + sent + " pings, " + pongs[0] + " pongs");
+                if (sent < count && sent - pongs[0] < 8) {
+                    long len = 8 + (sent % 8) * 8;
+                    for (long k = 0; k < len; k++) {
+                        buf.set(ValueLayout.JAVA_BYTE, k, pattern(me, t, sent, k));
+                    }
+                    int rc = am.send(next, ping, sent, 0, buf, 0, len);
+                    if (rc == ActiveMessages.COMPLETED) {
+                        sent++;
+                    } else {
+                        check(rc == ActiveMessages.BACK_PRESSURED, "ping outcome " + rc);
+                    }
+                }
+                while (deferredHead[0] < deferredTail[0]) {
+                    long v = deferred[deferredHead[0]];
+                    int prev = (me + p - 1) % p;
+                    int rc = am.send(prev, pong, v + 1, ~(v + 1), deferredPayload(replyBuf, prev, t, v), 0, 8 + (v % 8) * 8);
+                    if (rc != ActiveMessages.COMPLETED) {
+                        break;
+                    }
+                    deferredHead[0]++;
+                }
+                am.progress();
+            }
+        });
+    }
+
+    /** The pong payload: the ping's bytes reversed (as the ping's source wrote them). */
+    private static MemorySegment deferredPayload(MemorySegment into, int src, int t, long i) {
+        long len = 8 + (i % 8) * 8;
+        for (long k = 0; k < len; k++) {
+            into.set(ValueLayout.JAVA_BYTE, k, pattern(src, t, i, len - 1 - k));
+        }
+        return into;
+    }
+
+    private static int reply(ActiveMessage msg, int pong, long v, MemorySegment into) {
+        long len = msg.length();
+        for (long k = 0; k < len; k++) {
+            into.set(ValueLayout.JAVA_BYTE, k, msg.data().get(ValueLayout.JAVA_BYTE, msg.offset() + len - 1 - k));
+        }
+        return msg.reply(pong, v + 1, ~(v + 1), into, 0, len);
+    }
+
+    /**
+     * While the other ranks sit in a barrier (which polls the device but runs no handler), rank
+     * 0's slots send to rank 1: at most the credits are taken, then {@link ActiveMessages#BACK_PRESSURED}
+     * (not an exception, not an unbounded queue); once rank 1 progresses, every handler runs and
+     * the credits come back.
+     */
+    void aSenderIsBackPressuredWhileNobodyDispatches() throws Exception {
+        if (p < 2) {
+            return; // a rank's own sends progress it, so it always dispatches what it sends itself
+        }
+        inThreads((t, ep, am, buf) -> {
+            long[] got = {0};
+            long[] announced = {-1};
+            am.register(20, msg -> {
+                check(msg.header0() == (msg.header0() < 0 ? -1 : got[0]), "message " + got[0] + ": " + msg);
+                if (msg.header0() < 0) {
+                    announced[0] = msg.header1();
+                }
+                got[0]++;
+            });
+            check(ep.barrier(), "barrier: registered");
+            int n = am.credits();
+            int taken = 0;
+            if (me == 0) {
+                for (int i = 0; i < 100 * n; i++) {
+                    int rc = am.send(1, 20, taken, 0, buf, 0, 16);
+                    if (rc == ActiveMessages.COMPLETED) {
+                        taken++;
+                    } else {
+                        check(rc == ActiveMessages.BACK_PRESSURED, "send outcome " + rc);
+                    }
+                }
+                // At most the credits: fewer when rank 1 consumed earlier messages whose credits it
+                // has not returned yet (under half of them).
+                check(taken >= 1 && taken <= n, "a sender nobody dispatches for took " + taken + " sends; credits " + n);
+            }
+            check(ep.barrier(), "barrier: rank 0 was back-pressured");
+            if (me == 0) {
+                send(am, 1, 20, -1, taken, buf, 0, 16); // waits for the credits rank 1 returns as it dispatches
+            }
+            if (me == 1) {
+                progressUntil(am, () -> announced[0] >= 0, "rank 1 never got the last message");
+                check(got[0] == announced[0] + 1, "rank 1 handled " + got[0] + "; rank 0 sent " + (announced[0] + 1));
+            }
+        });
+    }
+
+    /**
+     * Every slot crafts raw messages with its endpoint's send into the next rank's receives: a bad
+     * magic word, a bad kind, a length field that disagrees with the bytes, a message shorter
+     * than a header, a thread slot and a source rank outside the world, a length beyond the
+     * receive slot, sequence numbers outside the credit window, a handler id above 255 and, with
+     * a real sequence number, an id no handler is registered under. Each is refused under its
+     * reason on the receiving rank, and a good active message and a good tagged message sent
+     * after them arrive.
+     */
+    void hostileMessagesAreRefusedAndTheStreamGoesOn() throws Exception {
+        int[] expect = new int[MessageRefusal.REASONS];
+        expect[MessageRefusal.MALFORMED] = 4;
+        expect[MessageRefusal.ADDRESS] = 2;
+        expect[MessageRefusal.OVERSIZE] = 1;
+        expect[MessageRefusal.SEQUENCE] = 2;
+        expect[MessageRefusal.HANDLER] = 2;
+        try (Window raw = eps.allocateWindow((long) threads * 16 * 256)) {
+            inThreads((t, ep, am, buf) -> {
+                int next = (me + 1) % p;
+                int prev = (me + p - 1) % p;
+                long[] got = {0};
+                am.register(30, msg -> {
+                    check(msg.source() == prev && msg.header0() == 0xBEEF && msg.length() == 8
+                            && msg.data().get(ValueLayout.JAVA_LONG_UNALIGNED, msg.offset()) == 0x600D00L + prev,
+                            "the good message after the hostile ones: " + msg);
+                    got[0]++;
+                });
+                Messages m = ep.messages();
+                long[] before = new long[MessageRefusal.REASONS];
+                for (int r = 1; r < MessageRefusal.REASONS; r++) {
+                    before[r] = m.refused(r);
+                }
+                check(ep.barrier(), "barrier: counters read before anything is sent");
+                MemorySegment w = raw.local();
+                long base = (long) t * 16 * 256;
+                Endpoint e = ep.to(next);
+                int lkey = raw.lkey[ep.keyIndex(next)];
+                int k = 0;
+                // a bad magic word
+                k = craft(e, w, base, k, lkey, 0x12345678, MessageHub.EAGER, t, me, 0, 0, 8, 8);
+                // an unknown kind
+                k = craft(e, w, base, k, lkey, MessageHub.MAGIC, (byte) 9, t, me, 0, 0, 8, 8);
+                // a length field that disagrees with the bytes sent
+                k = craft(e, w, base, k, lkey, MessageHub.MAGIC, MessageHub.EAGER, t, me, 0, 0, 100, 8);
+                // shorter than a header
+                stage(e, w.address() + base + (long) k++ * 256, 20, lkey);
+                // a thread slot and a source rank outside the world
+                k = craft(e, w, base, k, lkey, MessageHub.MAGIC, MessageHub.EAGER, 999, me, 0, 0, 8, 8);
+                k = craft(e, w, base, k, lkey, MessageHub.MAGIC, MessageHub.EAGER, t, p + 77, 0, 0, 8, 8);
+                // a length beyond the receive slot
+                k = craft(e, w, base, k, lkey, MessageHub.MAGIC, MessageHub.EAGER, t, me, 0, 0, 1L << 40, 8);
+                // sequence numbers outside the credit window
+                k = craft(e, w, base, k, lkey, MessageHub.MAGIC, MessageHub.EAGER, t, me, 0, 1L << 40, 8, 8);
+                k = craft(e, w, base, k, lkey, MessageHub.MAGIC, MessageHub.EAGER, t, me, 0, -5, 8, 8);
+                // a handler id outside 0..255
+                k = craft(e, w, base, k, lkey, MessageHub.MAGIC, MessageHub.AM, t, me, 300, 0, 8, 8);
+                check(ep.flush(next), "flush the crafted messages");
+                // an id nobody registered, through the real send path (it takes a sequence number)
+                int rc;
+                while ((rc = m.active(next, 200, 0, 0, buf, 0, 8)) == Messages.BACK_PRESSURED) {
+                    m.progress();
+                }
+                check(rc == Messages.COMPLETED, "the unregistered id's send: " + rc);
+                buf.set(ValueLayout.JAVA_LONG, 0, 0x600D00L + me);
+                send(am, next, 30, 0xBEEF, 0, buf, 0, 8);
+                MessageSuite.send(m, next, 44, buf, 0, 8);
+                MessageStatus st = MessageSuite.await(m, m.recv(prev, 44, Messages.ALL_BITS, buf, 64, 8), "tagged after");
+                check(st.error() == 0 && buf.get(ValueLayout.JAVA_LONG, 64) == 0x600D00L + prev, "tagged after: " + st);
+                progressUntil(am, () -> {
+                    if (got[0] < 1) {
+                        return false;
+                    }
+                    for (int r = 1; r < MessageRefusal.REASONS; r++) {
+                        if (m.refused(r) - before[r] < (long) threads * expect[r]) {
+                            return false;
+                        }
+                    }
+                    return true;
+                }, "hostile messages not all refused, or the good one missing");
+                check(got[0] == 1, "the good active message ran once: " + got[0]);
+                check(ep.barrier(), "barrier: every rank's refusals are counted");
+                for (int r = 1; r < MessageRefusal.REASONS; r++) {
+                    check(m.refused(r) - before[r] == (long) threads * expect[r], MessageRefusal.name(r) + ": "
+                            + (m.refused(r) - before[r]) + " refused, crafted " + threads * expect[r]);
+                }
+            });
+        }
+    }
+
+    /** Write a header (and {@code payload} bytes) into crafting slot {@code k} and stage its send; returns k + 1. */
+    private static int craft(Endpoint e, MemorySegment w, long base, int k, int lkey, int magic, byte kind, int slot,
+                             int rank, int tag, long seq, long lengthField, int payload) {
+        long at = base + (long) k * 256;
+        w.asSlice(at, 256).fill((byte) 0);
+        w.set(ValueLayout.JAVA_INT_UNALIGNED, at, magic);
+        w.set(ValueLayout.JAVA_BYTE, at + 4, kind);
+        w.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 6, (short) slot);
+        w.set(ValueLayout.JAVA_INT_UNALIGNED, at + 8, rank);
+        w.set(ValueLayout.JAVA_INT_UNALIGNED, at + 12, tag);
+        w.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 16, seq);
+        w.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 24, lengthField);
+        stage(e, w.address() + at, MessageHub.HEADER + payload, lkey);
+        return k + 1;
+    }
+
+    private static void stage(Endpoint e, long addr, int length, int lkey) {
+        int rc;
+        for (long spins = 0; (rc = e.stageMessage(Endpoint.FLUSH_ID, addr, length, lkey, false)) == Endpoint.BACK_PRESSURED;
+             spins++) {
+            check(spins < 50_000_000L, "crafted send stayed back-pressured");
+            e.progressKeepingReceives();
+        }
+        check(rc == Endpoint.OK, "crafted send: " + rc);
+    }
+}
