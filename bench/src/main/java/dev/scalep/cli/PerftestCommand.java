@@ -56,8 +56,13 @@ final class PerftestCommand implements Callable<Integer> {
     @Option(names = "-n", paramLabel = "ITERS", description = "Measured iterations in all threads (default ${DEFAULT-VALUE}).")
     long iterations = 1_000_000;
 
-    @Option(names = "-w", paramLabel = "ITERS", description = "Warm-up iterations in all threads (default ${DEFAULT-VALUE}).")
-    long warmup = 10_000;
+    /** The bandwidth tests' default warm-up: about what the JIT needs to compile their loop (10,000 left it interpreted). */
+    static final long STREAM_WARMUP = 2_000_000;
+
+    @Option(names = "-w", paramLabel = "ITERS", description = "Warm-up iterations in all threads (default 10000 for "
+            + "latency tests, " + STREAM_WARMUP + " for bandwidth tests: with 10000 a bandwidth run of -n 1000000 measured "
+            + "mostly the interpreter and the JIT).")
+    Long warmup;
 
     @Option(names = "-T", paramLabel = "THREADS", description = "Initiator threads, one endpoint each (default ${DEFAULT-VALUE}).")
     int threads = 1;
@@ -85,7 +90,9 @@ final class PerftestCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Perftest.Params p;
         try {
-            p = new Perftest.Params(Perftest.Test.parse(test), size, iterations, warmup, threads);
+            Perftest.Test t = Perftest.Test.parse(test);
+            long w = warmup != null ? warmup : t.latency() ? 10_000 : STREAM_WARMUP;
+            p = new Perftest.Params(t, size, iterations, w, threads);
         } catch (IllegalArgumentException e) {
             throw new UserException(e.getMessage());
         }

@@ -73,8 +73,8 @@ class PerftestCommandTest {
     @ParameterizedTest(name = "mpirun -np 2 perftest -t {0} on {1}")
     @CsvSource({"ucp_am_lat, sim:mlx5", "ucp_am_bw, sim:efa"})
     void underMpirunActiveMessagesRunBetweenProcesses(String test, String device) throws Exception {
-        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", test, "-n", "5000",
-                "--device", device)), Map.of(), 110);
+        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", test, "-n", "2000",
+                "-w", "200", "--device", device)), Map.of(), 110);
         assertEquals(0, r.exit(), r.output());
         assertEquals(1, r.lines().stream().filter(l -> l.startsWith("Final:")).count(), r.output());
     }

@@ -11,12 +11,15 @@ import java.util.Objects;
  * same collectives in the same order (as in MPI); thread-bound like its {@link RankEndpoint}.
  *
  * <p><b>Tags.</b> Collectives send with tags whose top byte is {@value #TAG_BYTE_HEX} (tags
- * {@code 0x7F000000..0x7FFFFFFF}: the call's sequence number and the step); applications must not
- * send with such tags on a slot that runs collectives, nor post receives whose tag and mask match
- * them.
+ * {@code 0x7F000000..0x7FFFFFFF}: the call's sequence number and the step), which {@link Messages}
+ * reserves: an application's send, receive or probe naming one is refused, and its receives with a
+ * wide mask never take a collective's message.
  *
- * <p><b>Scratch.</b> A {@code Collectives} is built on a region of a {@link Window} on this rank
- * (the slot's scratch, e.g. {@code t * bytes} of a window of {@code threads * bytes}): allreduce
+ * <p><b>Scratch.</b> {@link RankEndpoint#collectives()} gives the slot one over
+ * {@value WorldEndpoints#COLLECTIVE_SCRATCH} bytes of the runtime's own window, kept for the slot
+ * from one acquire to the next. Built by hand, a {@code Collectives} takes a region of a
+ * {@link Window} on this rank (the slot's scratch, e.g. {@code t * bytes} of a window of
+ * {@code threads * bytes}); every slot index of every rank must then use the same kind. Allreduce
  * stages its vectors there (half for what it sends, half for what it receives), so messages above
  * the eager limit go by rendezvous between windows. Broadcast, allgather and alltoall move bytes
  * directly between the application's windows. Nothing on the data path allocates.
@@ -43,7 +46,7 @@ public final class Collectives {
     private static final int LONG = 0;
     private static final int DOUBLE = 1;
 
-    private final RankEndpoint re;
+    private RankEndpoint re;
     private final Messages m;
     private final Window scratch;
     private final MemorySegment local;
@@ -80,6 +83,12 @@ public final class Collectives {
         this.recvOff = offset + half;
         this.p = re.ranks();
         this.me = re.rank();
+    }
+
+    /** The slot's collectives, now held by {@code e} (the runtime's, from one acquire of the slot to the next). */
+    Collectives bind(RankEndpoint e) {
+        re = e;
+        return this;
     }
 
     /** Ranks taking part. */
@@ -334,7 +343,7 @@ public final class Collectives {
     }
 
     private int recv(String what, int from, int tag, Window w, long off, long cap) {
-        int q = m.recv(from, tag, Messages.ALL_BITS, w, off, cap);
+        int q = m.recvAnyTag(from, tag, Messages.ALL_BITS, w, off, cap);
         if (q < 0) {
             throw new IllegalStateException(what + ": receive from rank " + from + " refused (" + q
                     + "; every request handle of the slot may be open)");
@@ -345,7 +354,7 @@ public final class Collectives {
     private int send(String what, int to, int tag, Window w, long off, long len) {
         int q;
         long deadline = 0;
-        while ((q = m.send(to, tag, w, off, len)) == Messages.BACK_PRESSURED) {
+        while ((q = m.sendAnyTag(to, tag, w, off, len)) == Messages.BACK_PRESSURED) {
             long now = System.nanoTime();
             if (deadline == 0) {
                 deadline = now + 60_000_000_000L;
@@ -357,6 +366,11 @@ public final class Collectives {
         }
         if (q < 0) {
             throw new IllegalStateException(what + ": send of " + len + " bytes to rank " + to + " failed: errno " + (-q));
+        }
+        if (q == Messages.COMPLETED) {
+            // An eager send is only staged; a collective may end on it (a broadcast's leaves, the last
+            // step of allreduce's fallback), and the application may not progress for long after.
+            m.progress();
         }
         return q;
     }

@@ -413,7 +413,46 @@ public final class Endpoint implements AutoCloseable {
     }
 
     private int stage(long wrId, Opcode op, long laddr, int length, long raddr, int imm) {
+        ExclusivePoster d = direct;
+        if (d != null) {
+            return stageDirect(d, wrId, op, laddr, length, raddr, imm);
+        }
         return stage(wrId, op, 0, 0, laddr, length, lkey, raddr, peerRkey, imm, 0, 0, 0);
+    }
+
+    /**
+     * {@link #stage(long, Opcode, long, int, long, int, int, long, int, int, long, long, int)} for
+     * the common request on a per-thread QP (one SGE of the send buffer, the peer's key, no header,
+     * no atomic, no forced flags): the same steps in a method small enough that the JIT inlines it
+     * into the caller's loop whichever method it compiled first (the general one, compiled on its
+     * own, was "already compiled into a big method" in some JVMs and a 14-argument call in others).
+     */
+    private int stageDirect(ExclusivePoster d, long wrId, Opcode op, long laddr, int length, long raddr, int imm) {
+        if (d.stagedFull()) {
+            int rc = postStaged();
+            if (rc != OK) {
+                return rc;
+            }
+        }
+        int flags = 0;
+        if (++sinceSignal >= signalEvery) {
+            flags = SendFlags.SIGNALED;
+            sinceSignal = 0;
+            if (Counters.ENABLED) {
+                counters.signaled.incrementOrdered();
+            }
+        }
+        if (length > 0 && length <= inline && !op.writesLocal()) {
+            flags |= SendFlags.INLINE;
+        }
+        d.stage(WrIds.send(owner, wrId), op, flags, laddr, length, lkey, raddr, peerRkey, imm, peerIndex);
+        if (d.stagedFull()) {
+            int rc = postStaged();
+            if (rc != OK && rc != BACK_PRESSURED) {
+                return rc;
+            }
+        }
+        return OK;
     }
 
     private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, long raddr,

@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * status (FIN), +6 u16 thread slot, +8 u32 source rank, +12 i32 tag, +16 u64 sequence (EAGER,
  * RTS) | consumed count (CREDIT) | sender request (FIN), +24 u64 length, +32 u64 piggybacked
  * consumed count of the reverse direction, +40 u16 window (RTS), +44 u32 sender request (RTS),
- * +48 u64 window offset (RTS)}; an eager payload follows it.
+ * +48 u64 window offset (RTS)}; an eager payload follows it. An active message (AM) is eager with
+ * the handler id in the tag field and its two header words at +40 and +48.
  */
 final class MessageHub implements Endpoint.Emulation {
     /** Immediate of every tagged-message send (the emulation's are 0xA7A70001 and 0xA7A70002). */

@@ -16,8 +16,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * other (through the loopback). A receive names a source rank or {@link #ANY_SOURCE}, a tag and a
  * tag mask: a message matches when {@code (messageTag & mask) == (tag & mask)} (mask 0: any tag,
  * {@link #ALL_BITS}: exactly {@code tag}).
- * Tags {@code 0x7F000000..0x7FFFFFFF} are {@link Collectives}' on a slot that runs collectives:
- * there, send no such tags and post no receive whose tag and mask match them.
+ * Tags {@code 0x7F000000..0x7FFFFFFF} (top byte {@code 0x7F}) are reserved for {@link Collectives}:
+ * a send, receive or probe that names one is refused ({@link IllegalArgumentException}, nothing
+ * done), and a receive or probe whose mask would match them never takes or reports a collective's
+ * message.
  *
  * <p><b>Order.</b> Two messages from one thread slot to one thread slot that match the same
  * receive are received in the order sent (MPI's non-overtaking rule), on EFA too: every message
@@ -59,6 +61,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * in the progress of whichever thread polls the receive, so at levels where threads share a QP,
  * a thread's messages move only while some sharer progresses ({@link RankEndpoint#progress()},
  * {@link RankEndpoint#barrier()} or any call here).
+ *
+ * <p><b>Active messages</b> ({@link ActiveMessages}, {@link RankEndpoint#activeMessages()}) travel
+ * in the same per-pair sequence with the same credits; their handlers run in this slot's progress.
+ * Messages a faulty or hostile peer sends are refused and counted ({@link #refused(int)}).
  */
 public final class Messages {
     /** A receive's source that matches every rank. */
@@ -191,6 +197,7 @@ public final class Messages {
      */
     public int send(int rank, int tag, MemorySegment source, long offset, long length) {
         RankEndpoint r = bound("send");
+        checkTag("send", tag);
         checkRank("send", rank);
         if (source == null || offset < 0 || length < 0 || offset + length > source.byteSize()) {
             throw new IllegalArgumentException("send: range [" + offset + ", " + (offset + length) + ") is outside "
@@ -212,6 +219,12 @@ public final class Messages {
      * {@link #BACK_PRESSURED} or a negative errno.
      */
     public int send(int rank, int tag, Window source, long offset, long length) {
+        checkTag("send", tag);
+        return sendAnyTag(rank, tag, source, offset, length);
+    }
+
+    /** {@link #send(int, int, Window, long, long)} with any tag, the reserved ones included ({@link Collectives}). */
+    int sendAnyTag(int rank, int tag, Window source, long offset, long length) {
         RankEndpoint r = bound("send");
         checkRank("send", rank);
         source.checkRange("send", r.rank(), offset, length);
@@ -397,6 +410,7 @@ public final class Messages {
      */
     public int recv(int source, int tag, int tagMask, MemorySegment destination, long offset, long capacity) {
         bound("recv");
+        checkTag("recv", tag);
         if (destination == null || offset < 0 || capacity < 0 || offset + capacity > destination.byteSize()) {
             throw new IllegalArgumentException("recv: range [" + offset + ", " + (offset + capacity) + ") is outside "
                     + (destination == null ? "a null segment" : "the destination of " + destination.byteSize() + " bytes")
@@ -407,6 +421,12 @@ public final class Messages {
 
     /** As {@link #recv(int, int, int, MemorySegment, long, long)} into this rank's part of a window (any size). */
     public int recv(int source, int tag, int tagMask, Window destination, long offset, long capacity) {
+        checkTag("recv", tag);
+        return recvAnyTag(source, tag, tagMask, destination, offset, capacity);
+    }
+
+    /** {@link #recv(int, int, int, Window, long, long)} with any tag, the reserved ones included ({@link Collectives}). */
+    int recvAnyTag(int source, int tag, int tagMask, Window destination, long offset, long capacity) {
         RankEndpoint r = bound("recv");
         destination.checkRange("recv", r.rank(), offset, capacity);
         destination.checkOpen("recv");
@@ -453,7 +473,8 @@ public final class Messages {
     }
 
     private boolean matches(int q, int rank, int messageTag) {
-        return (source[q] == ANY_SOURCE || source[q] == rank) && ((messageTag ^ tag[q]) & mask[q]) == 0;
+        return (source[q] == ANY_SOURCE || source[q] == rank) && ((messageTag ^ tag[q]) & mask[q]) == 0
+                && (!reserved(messageTag) || reserved(tag[q])); // only a collective's receive takes a collective's message
     }
 
     private void unlink(int q) {
@@ -569,6 +590,7 @@ public final class Messages {
      */
     public boolean probe(int source, int tag, int tagMask, MessageStatus out) {
         bound("probe");
+        checkTag("probe", tag);
         if (source != ANY_SOURCE) {
             checkRank("probe", source);
         }
@@ -580,7 +602,7 @@ public final class Messages {
                 int idx = r * n + (int) (seq % n);
                 long at = (long) idx * s;
                 int t = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
-                if (!consumed[idx] && ((t ^ tag) & tagMask) == 0) {
+                if (!consumed[idx] && ((t ^ tag) & tagMask) == 0 && !reserved(t)) {
                     out.set(r, t, inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 24), MessageStatus.OK);
                     return true;
                 }
@@ -822,6 +844,18 @@ public final class Messages {
         }
         r.distinct()[0].checkOwnerFor(op);
         return r;
+    }
+
+    /** Whether {@code tag} is one of the tags reserved for {@link Collectives} (top byte 0x7F). */
+    static boolean reserved(int tag) {
+        return (tag >>> 24) == Collectives.TAG_BASE >>> 24;
+    }
+
+    private static void checkTag(String op, int tag) {
+        if (reserved(tag)) {
+            throw new IllegalArgumentException(op + ": tag 0x" + Integer.toHexString(tag) + " is reserved for collectives "
+                    + "(tags 0x7f000000..0x7fffffff; use another tag; nothing done)");
+        }
     }
 
     private void checkRank(String op, int rank) {

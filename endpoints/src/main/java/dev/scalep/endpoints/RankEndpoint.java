@@ -115,6 +115,18 @@ public final class RankEndpoint implements AutoCloseable {
     }
 
     /**
+     * This thread slot's {@link Collectives} among the same slot of every rank, staging through
+     * {@value WorldEndpoints#COLLECTIVE_SCRATCH} bytes of the runtime's own window: nothing to
+     * allocate or lay out. The same object (and call sequence) stays with the slot from one acquire
+     * to the next, so every rank's slot keeps calling the same collectives in the same order. Throws
+     * as {@link #messages()} does where tagged messages cannot run.
+     */
+    public Collectives collectives() {
+        messages();
+        return owner.collectives(this);
+    }
+
+    /**
      * This thread slot's active messages ({@link ActiveMessages}): handlers registered by id, run
      * in the destination slot's progress. They share the slot's {@link #messages()} sequence and
      * credits, and throw as it does where the receive slots leave no room.

@@ -62,6 +62,8 @@ import java.util.stream.Collectors;
 public final class WorldEndpoints implements AutoCloseable {
     /** Windows open at once in one world. */
     public static final int MAX_WINDOWS = 256;
+    /** Bytes of the runtime's window each thread slot's {@link RankEndpoint#collectives()} stages through. */
+    public static final int COLLECTIVE_SCRATCH = 64 * 1024;
     /** The largest single request a window operation posts (longer puts and gets are split). */
     static final int MAX_CHUNK = 1 << 30;
     private static final byte WINDOW_OK = 1;
@@ -98,6 +100,10 @@ public final class WorldEndpoints implements AutoCloseable {
      * arrival word per thread slot of every rank, then one source word per local thread slot.
      */
     private Window barrierWindow;
+    /** Where the slots' collectives scratch starts in {@link #barrierWindow} (its length where messages cannot run). */
+    private long collectivesAt;
+    /** Per local thread slot: its {@link RankEndpoint#collectives()}, made at the first call. */
+    private final Collectives[] collectives;
     /** Per local thread slot: the barriers it has entered (touched only by the thread holding the slot). */
     private final long[] barrierEpoch;
 
@@ -110,6 +116,7 @@ public final class WorldEndpoints implements AutoCloseable {
         this.byRank = new EndpointManager[world.size()];
         this.taken = new boolean[threads];
         this.barrierEpoch = new long[threads];
+        this.collectives = new Collectives[threads];
     }
 
     /**
@@ -187,9 +194,11 @@ public final class WorldEndpoints implements AutoCloseable {
             }
             w.recvSlotBytes = o.recvSlotBytes();
             w.openMessages(type.connectionless(), o);
-            // per rank and slot an arrival word, per slot the word its barrier puts from and the word
-            // Messages' liveness probe reads into (RankEndpoint.answers)
-            w.barrierWindow = w.allocateWindow(8L * ((long) p * threads + 2L * threads));
+            // Window 0: per rank and slot an arrival word; per slot the word its barrier puts from and
+            // the word Messages' liveness probe reads into (RankEndpoint.answers); then (where
+            // messages run) each slot's collectives scratch.
+            w.collectivesAt = 8L * ((long) p * threads + 2L * threads);
+            w.barrierWindow = w.allocateWindow(w.collectivesAt + (w.hub == null ? 0 : (long) threads * COLLECTIVE_SCRATCH));
             world.barrier();
         } catch (RuntimeException | Error e) {
             release(w.scratchMrs, w.memoryPd);
@@ -314,6 +323,18 @@ public final class WorldEndpoints implements AutoCloseable {
         re.hub = hub;
         leased[t] = re;
         return re;
+    }
+
+    /** Slot {@code re.index()}'s collectives over its part of window 0 (called by the thread holding the slot). */
+    Collectives collectives(RankEndpoint re) {
+        int t = re.index();
+        Collectives c = collectives[t];
+        if (c == null) {
+            c = new Collectives(re, barrierWindow, collectivesAt + (long) t * COLLECTIVE_SCRATCH, COLLECTIVE_SCRATCH);
+            collectives[t] = c;
+            return c;
+        }
+        return c.bind(re);
     }
 
     Window barrierWindow() {

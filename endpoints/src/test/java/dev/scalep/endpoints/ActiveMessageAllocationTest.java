@@ -2,8 +2,6 @@ package dev.scalep.endpoints;
 
 import com.sun.management.ThreadMXBean;
 import dev.scalep.policies.SharingConfig;
-import dev.scalep.spmd.LocalWorld;
-import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import org.junit.jupiter.api.Timeout;
@@ -14,9 +12,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -33,61 +29,48 @@ class ActiveMessageAllocationTest {
     @Timeout(180)
     void activeMessagesDoNotAllocate(String devName, String level) throws Exception {
         Device d = Devices.byName(devName);
-        List<World> worlds = LocalWorld.create(2, 120_000);
-        AtomicReferenceArray<Object> result = new AtomicReferenceArray<>(2);
-        List<Thread> ts = new ArrayList<>();
-        for (World w : worlds) {
-            ts.add(Thread.ofPlatform().start(() -> {
-                try (WorldEndpoints eps = WorldEndpoints.open(w, d, SharingConfig.parse(level), 1, MessageSuite.OPTS);
-                     Arena arena = Arena.ofConfined()) {
-                    MemorySegment buf = arena.allocate(64, 64);
-                    long least = Long.MAX_VALUE;
-                    try (RankEndpoint ep = eps.acquire()) {
-                        ActiveMessages am = ep.activeMessages();
-                        long[] pongs = {0};
-                        long[] failed = {0};
-                        int ping = am.register(m -> {
-                            if (m.length() != 8 || m.data().get(ValueLayout.JAVA_LONG_UNALIGNED, m.offset()) != m.header0()
-                                    || m.header0() != pongs[0]
-                                    || m.reply(1, m.header0(), 0, m.data(), m.offset(), 8) != ActiveMessages.COMPLETED) {
-                                failed[0]++; // one round trip at a time: the reply always has a credit
-                            }
-                            pongs[0]++; // on rank 1: pings served
-                        });
-                        int pong = am.register(m -> {
-                            if (m.header0() != pongs[0]) {
-                                failed[0]++;
-                            }
-                            pongs[0]++;
-                        });
-                        if (ping != 0 || pong != 1 || !ep.barrier()) {
-                            throw new IllegalStateException("register");
+        List<Object> result = LocalRanks.run(2, 120_000, w -> {
+            try (WorldEndpoints eps = WorldEndpoints.open(w, d, SharingConfig.parse(level), 1, MessageSuite.OPTS);
+                 Arena arena = Arena.ofConfined()) {
+                MemorySegment buf = arena.allocate(64, 64);
+                long least = Long.MAX_VALUE;
+                try (RankEndpoint ep = eps.acquire()) {
+                    ActiveMessages am = ep.activeMessages();
+                    long[] pongs = {0};
+                    long[] failed = {0};
+                    int ping = am.register(m -> {
+                        if (m.length() != 8 || m.data().get(ValueLayout.JAVA_LONG_UNALIGNED, m.offset()) != m.header0()
+                                || m.header0() != pongs[0]
+                                || m.reply(1, m.header0(), 0, m.data(), m.offset(), 8) != ActiveMessages.COMPLETED) {
+                            failed[0]++; // one round trip at a time: the reply always has a credit
                         }
-                        var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
-                        long tid = Thread.currentThread().threadId();
-                        long done = run(am, w.rank(), buf, pongs, 0, 30_000);
-                        for (int k = 0; k < 3; k++) { // both ranks run the same round trips
-                            long before = mx.getThreadAllocatedBytes(tid);
-                            done = run(am, w.rank(), buf, pongs, done, 20_000);
-                            least = Math.min(least, mx.getThreadAllocatedBytes(tid) - before);
+                        pongs[0]++; // on rank 1: pings served
+                    });
+                    int pong = am.register(m -> {
+                        if (m.header0() != pongs[0]) {
+                            failed[0]++;
                         }
-                        if (failed[0] != 0 || !ep.barrier()) {
-                            throw new IllegalStateException(failed[0] + " messages were wrong");
-                        }
+                        pongs[0]++;
+                    });
+                    if (ping != 0 || pong != 1 || !ep.barrier()) {
+                        throw new IllegalStateException("register");
                     }
-                    result.set(w.rank(), least);
-                } catch (Throwable t) {
-                    result.set(w.rank(), t);
+                    var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+                    long tid = Thread.currentThread().threadId();
+                    long done = run(am, w.rank(), buf, pongs, 0, 30_000);
+                    for (int k = 0; k < 3; k++) { // both ranks run the same round trips
+                        long before = mx.getThreadAllocatedBytes(tid);
+                        done = run(am, w.rank(), buf, pongs, done, 20_000);
+                        least = Math.min(least, mx.getThreadAllocatedBytes(tid) - before);
+                    }
+                    if (failed[0] != 0 || !ep.barrier()) {
+                        throw new IllegalStateException(failed[0] + " messages were wrong");
+                    }
                 }
-            }));
-        }
-        for (Thread t : ts) {
-            t.join();
-        }
-        for (int r = 0; r < 2; r++) {
-            if (result.get(r) instanceof Throwable t) {
-                throw new AssertionError("rank " + r + ": " + t, t);
+                return least;
             }
+        });
+        for (int r = 0; r < 2; r++) {
             long least = (Long) result.get(r);
             assertTrue(least < 4096, "rank " + r + " allocated " + least + " bytes in the least of three windows");
         }

@@ -1,7 +1,6 @@
 package dev.scalep.endpoints;
 
 import dev.scalep.spmd.LocalWorld;
-import dev.scalep.spmd.World;
 import dev.scalep.verbs.Devices;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -10,7 +9,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -40,25 +38,8 @@ class ActiveMessageTest {
     @MethodSource("matrix")
     @Timeout(180)
     void theActiveMessageSuitePassesOnEveryRank(String dev, String level, int ranks, int threads) throws Exception {
-        List<World> worlds = LocalWorld.create(ranks, 60_000);
-        AtomicReferenceArray<Object> results = new AtomicReferenceArray<>(ranks);
-        List<Thread> ts = new ArrayList<>();
-        for (World w : worlds) {
-            ts.add(Thread.ofPlatform().name("rank-" + w.rank()).start(() -> {
-                try {
-                    results.set(w.rank(), ActiveMessageSuite.runAll(w, Devices.byName(dev), level, threads));
-                } catch (Throwable t) {
-                    results.set(w.rank(), t);
-                }
-            }));
-        }
-        for (Thread t : ts) {
-            t.join();
-        }
+        List<Object> results = LocalRanks.run(ranks, 60_000, w -> ActiveMessageSuite.runAll(w, Devices.byName(dev), level, threads));
         for (int r = 0; r < ranks; r++) {
-            if (results.get(r) instanceof Throwable t) {
-                throw new AssertionError("rank " + r + " failed: " + t, t);
-            }
             assertEquals(SCENARIOS, results.get(r), "rank " + r);
         }
     }

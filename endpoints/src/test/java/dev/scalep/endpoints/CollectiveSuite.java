@@ -54,6 +54,8 @@ final class CollectiveSuite {
             ran.add("allgather");
             s.inThreads(s::alltoalls);
             ran.add("alltoall");
+            s.shortcut();
+            ran.add("shortcut");
         }
         return ran;
     }
@@ -63,15 +65,25 @@ final class CollectiveSuite {
     }
 
     void inThreads(Body body) throws Exception {
+        eachSlot(ep -> {
+            int t = ep.index();
+            body.run(t, new Collectives(ep, scratch, t * SCRATCH, SCRATCH), data.local(), t * DATA);
+        });
+    }
+
+    interface SlotBody {
+        void run(RankEndpoint ep) throws Exception;
+    }
+
+    /** {@code body} in one thread per slot, each ending in the slots' barrier; the first failure is rethrown. */
+    void eachSlot(SlotBody body) throws Exception {
         AtomicReference<Throwable> failure = new AtomicReference<>();
         List<Thread> ts = new ArrayList<>();
         for (int i = 0; i < threads; i++) {
             ts.add(Thread.ofPlatform().name("rank" + me + "-t" + i).start(() -> {
                 try (RankEndpoint ep = eps.acquire()) {
                     try {
-                        int t = ep.index();
-                        Collectives c = new Collectives(ep, scratch, t * SCRATCH, SCRATCH);
-                        body.run(t, c, data.local(), t * DATA);
+                        body.run(ep);
                     } finally {
                         check(ep.barrier(), "barrier after the scenario");
                     }
@@ -86,6 +98,74 @@ final class CollectiveSuite {
         if (failure.get() != null) {
             throw new AssertionError("rank " + me + ": " + failure.get(), failure.get());
         }
+    }
+
+    /**
+     * {@link RankEndpoint#collectives()} in two acquires of every slot (the same object, its call
+     * sequence continuing): an allreduce and a barrier over the runtime's scratch; tags reserved
+     * for collectives refused in sends, receives and probes; and a user receive of any source and
+     * any tag, posted before the collectives, takes none of their messages but the user message
+     * sent after them.
+     */
+    void shortcut() throws Exception {
+        Collectives[] first = new Collectives[threads];
+        for (int round = 0; round < 2; round++) {
+            int rd = round;
+            eachSlot(ep -> {
+                int t = ep.index();
+                Collectives c = ep.collectives();
+                check(c == ep.collectives(), "one Collectives per slot");
+                if (rd == 0) {
+                    first[t] = c;
+                } else {
+                    check(c == first[t], "the slot keeps its Collectives from one acquire to the next");
+                }
+                Messages m = ep.messages();
+                MemorySegment mine = data.local();
+                long base = t * DATA;
+                MessageStatus st = new MessageStatus();
+                refused(() -> m.send(0, Collectives.TAG_BASE | 5, mine, base, 8), "send");
+                refused(() -> m.send(0, 0x7FFFFFFF, data, base, 8), "send");
+                refused(() -> m.recv(Messages.ANY_SOURCE, 0x7F00FF00, Messages.ALL_BITS, mine, base, 8), "recv");
+                refused(() -> m.recv(0, Collectives.TAG_BASE, 0, data, base, 8), "recv");
+                refused(() -> m.probe(Messages.ANY_SOURCE, 0x7F123456, 0, st), "probe");
+                int wide = m.recv(Messages.ANY_SOURCE, 0, 0, mine, base + 64, 16);
+                check(wide >= 0, "wide receive posted: " + wide);
+                long[] v = {me + 1L, t, rd};
+                c.allreduce(v, 0, 3, ReduceOp.SUM);
+                check(v[0] == (long) p * (p + 1) / 2 && v[1] == (long) p * t && v[2] == (long) p * rd,
+                        "allreduce over the runtime's scratch: " + v[0] + ", " + v[1] + ", " + v[2]);
+                // No rank sends its user message before this rank has entered the barrier below.
+                check(!m.test(wide, st) && !m.probe(Messages.ANY_SOURCE, 0, 0, st),
+                        "a user receive of any tag took (or a probe saw) a collective's message");
+                c.barrier();
+                mine.set(ValueLayout.JAVA_LONG, base, 1000L * me + t);
+                int q;
+                while ((q = m.send((me + 1) % p, 0x1234, mine, base, 8)) == Messages.BACK_PRESSURED) {
+                    m.progress();
+                }
+                check(q == Messages.COMPLETED, "user send: " + q);
+                check(m.waitFor(wide, st), "the user message arrived");
+                int from = (me - 1 + p) % p;
+                check(st.tag() == 0x1234 && st.source() == from && st.length() == 8
+                        && mine.get(ValueLayout.JAVA_LONG, base + 64) == 1000L * from + t, "the wide receive got " + st);
+            });
+        }
+    }
+
+    interface Refusable {
+        void call() throws Exception;
+    }
+
+    static void refused(Refusable call, String op) throws Exception {
+        try {
+            call.call();
+        } catch (IllegalArgumentException e) {
+            check(e.getMessage().startsWith(op + ": tag 0x7f") && e.getMessage().contains("reserved for collectives"),
+                    "refusal names the op and the tag: " + e.getMessage());
+            return;
+        }
+        throw new AssertionError(op + " with a reserved tag was not refused");
     }
 
     static void check(boolean ok, String what) {

@@ -19,7 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * non-power-of-two paths) and two threads running their collectives at once.
  */
 class CollectiveTest {
-    static final List<String> SCENARIOS = List.of("barrier", "broadcast", "allreduce", "allgather", "alltoall");
+    static final List<String> SCENARIOS = List.of("barrier", "broadcast", "allreduce", "allgather", "alltoall",
+            "shortcut");
 
     static Stream<Arguments> matrix() {
         List<Arguments> out = new ArrayList<>();

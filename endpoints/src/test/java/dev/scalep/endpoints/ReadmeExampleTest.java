@@ -148,6 +148,52 @@ class ReadmeExampleTest {
                 + "rank 1: word 0 = 1000, word 1 = 42, word 2 = 5, fetched 0", printed.strip());
     }
 
+    /**
+     * The README's tagged-message and allreduce example, as an application module on the exported
+     * API, in a fresh JVM: three ranks (threads, LocalWorld) exchange halos by tagged send and
+     * receive and allreduce the residual until it is small; every rank stops at the same iteration
+     * with the same residual.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void theMessagesExampleRunsAsAModuleOnTheExportedApi(@TempDir Path tmp) throws Exception {
+        String code = example("## Tagged messages and collectives");
+        assertTrue(code.contains("public class HaloExample"), code);
+        assertEquals(HALO_EXPECTED, runAsModule(tmp, "HaloExample", code));
+    }
+
+    /** What the halo example prints: one line per rank, the same iteration count and residual on each. */
+    private static final String HALO_EXPECTED = "rank 0: 231 iterations, residual 9.567e-07, first cell 0.002201\n"
+            + "rank 1: 231 iterations, residual 9.567e-07, first cell 0.008600\n"
+            + "rank 2: 231 iterations, residual 9.567e-07, first cell 0.007570";
+
+    /** Compile {@code code} as class {@code name} of an application module and run it in a fresh JVM; its output, stripped. */
+    private static String runAsModule(Path tmp, String name, String code) throws Exception {
+        String modulePath = libraryModulePath();
+        Path srcDir = Files.createDirectories(tmp.resolve("src/example"));
+        Path src = Files.writeString(srcDir.resolve(name + ".java"), "package example;\n\n" + code);
+        Path info = tmp.resolve("src/module-info.java");
+        try (InputStream in = ReadmeExampleTest.class.getResourceAsStream("/readme-example/module-info.java")) {
+            assertNotNull(in, "the example's module-info.java is a test resource");
+            Files.write(info, in.readAllBytes());
+        }
+        Path classes = tmp.resolve("classes");
+        assertEquals("", javac("-d", classes.toString(), "--module-path", modulePath, "-cp", emptyDir(tmp), info.toString(),
+                src.toString()));
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Process p = new ProcessBuilder(java.toString(),
+                "--module-path", modulePath + File.pathSeparator + classes,
+                "--enable-native-access=" + NATIVE_ACCESS, "--illegal-native-access=deny",
+                "--sun-misc-unsafe-memory-access=allow",
+                "-m", "example/example." + name)
+                .redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String printed = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), printed);
+        assertEquals(0, p.exitValue(), printed);
+        return printed.strip();
+    }
+
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void aModuleCannotReachTheSendPaths(@TempDir Path tmp) throws Exception {

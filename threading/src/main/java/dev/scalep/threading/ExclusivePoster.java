@@ -91,6 +91,22 @@ public final class ExclusivePoster extends AbstractSendPath {
         pending(rec + 1);
     }
 
+    /**
+     * {@link #stage} of a request with one SGE and no header or atomic operands (a write, read or
+     * send): the same compares without the fields that are zero here, so the caller's fast path
+     * stays small. Does not allocate.
+     */
+    public void stage(long wrId, Opcode op, int flags, long laddr, int length, int lkey, long raddr, int rkey, int imm,
+                      int peer) {
+        int rec = pending();
+        stagedIds[rec] = wrId;
+        if (op != tOp || laddr != tLaddr || length != tLength || lkey != tLkey || raddr != tRaddr || rkey != tRkey
+                || imm != tImm || recGen[rec] != gen || flagsOf(rec) != flags) {
+            stageChanged(rec, op, flags, 0, 0, laddr, length, lkey, raddr, rkey, imm, 0, 0, peer);
+        }
+        pending(rec + 1);
+    }
+
     /** {@link #stage} of a request the record may not hold: write what differs, then update the template. */
     private void stageChanged(int rec, Opcode op, int flags, long headerAddr, int headerLength, long laddr, int length,
                               int lkey, long raddr, int rkey, int imm, long compareAdd, long swap, int peer) {

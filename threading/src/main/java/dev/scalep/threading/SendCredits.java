@@ -188,7 +188,7 @@ public final class SendCredits {
     public long retire(long completedWrId) {
         if (!rewrite) {
             int owner = WrIds.owner(completedWrId);
-            countRetired(owner);
+            countRetired(owner, 1);
             credits.getAndAdd(1);
             return completedWrId;
         }
@@ -198,9 +198,16 @@ public final class SendCredits {
         if (s < r) {
             return mine; // already retired by a later completion; no credit twice
         }
-        for (long k = r; k <= s; k++) {
+        // One ordered store per run of one owner's requests (a postlist of one thread is one run): a
+        // store per request made each iteration wait for the previous one's (64 per completion at q = 64).
+        long k = r;
+        while (k <= s) {
             int owner = WrIds.owner((long) LONGS.getAcquire(userIds, (int) (k & mask)));
-            countRetired(owner);
+            long run = 1;
+            for (k++; k <= s && WrIds.owner((long) LONGS.getAcquire(userIds, (int) (k & mask))) == owner; k++) {
+                run++;
+            }
+            countRetired(owner, run);
         }
         retiredSeq = s + 1;
         // Release the slots last: a credit lets a poster overwrite the table entries read above.
@@ -214,10 +221,10 @@ public final class SendCredits {
     }
 
     /** Single writer (poll-role holder): plain read, ordered store. */
-    private void countRetired(int owner) {
+    private void countRetired(int owner, long n) {
         if (owner < retiredBy.length) {
             PaddedAtomicLong r = retiredBy[owner];
-            r.soVal(r.lpVal() + 1);
+            r.soVal(r.lpVal() + n);
         }
     }
 }
