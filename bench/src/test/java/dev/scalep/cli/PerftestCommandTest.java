@@ -73,7 +73,7 @@ class PerftestCommandTest {
     @ParameterizedTest(name = "mpirun -np 2 perftest -t {0} on {1}")
     @CsvSource({"ucp_am_lat, sim:mlx5", "ucp_am_bw, sim:efa"})
     void underMpirunActiveMessagesRunBetweenProcesses(String test, String device) throws Exception {
-        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", test, "-n", "5000",
+        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", test, "-n", "5000", "-w", "100",
                 "--device", device)), Map.of(), 110);
         assertEquals(0, r.exit(), r.output());
         assertEquals(1, r.lines().stream().filter(l -> l.startsWith("Final:")).count(), r.output());
