@@ -58,10 +58,17 @@ final class PerftestCommand implements Callable<Integer> {
 
     /** The bandwidth tests' default warm-up: about what the JIT needs to compile their loop (10,000 left it interpreted). */
     static final long STREAM_WARMUP = 2_000_000;
+    /** ... but at most about this many bytes of it, and at least 1000 iterations (large messages spend their time copying). */
+    static final long STREAM_WARMUP_BYTES = 1L << 30;
+
+    /** The default warm-up of a bandwidth test of {@code size}-byte messages. */
+    static long streamWarmup(long size) {
+        return Math.min(STREAM_WARMUP, Math.max(1_000, STREAM_WARMUP_BYTES / Math.max(1, size)));
+    }
 
     @Option(names = "-w", paramLabel = "ITERS", description = "Warm-up iterations in all threads (default 10000 for "
-            + "latency tests, " + STREAM_WARMUP + " for bandwidth tests: with 10000 a bandwidth run of -n 1000000 measured "
-            + "mostly the interpreter and the JIT).")
+            + "latency tests, " + STREAM_WARMUP + " for bandwidth tests (at most 1 GiB of messages, at least 1000): with 10000 "
+            + "a bandwidth run of -n 1000000 measured mostly the interpreter and the JIT).")
     Long warmup;
 
     @Option(names = "-T", paramLabel = "THREADS", description = "Initiator threads, one endpoint each (default ${DEFAULT-VALUE}).")
@@ -91,7 +98,7 @@ final class PerftestCommand implements Callable<Integer> {
         Perftest.Params p;
         try {
             Perftest.Test t = Perftest.Test.parse(test);
-            long w = warmup != null ? warmup : t.latency() ? 10_000 : STREAM_WARMUP;
+            long w = warmup != null ? warmup : t.latency() ? 10_000 : streamWarmup(size);
             p = new Perftest.Params(t, size, iterations, w, threads);
         } catch (IllegalArgumentException e) {
             throw new UserException(e.getMessage());
