@@ -4,12 +4,10 @@ import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -56,27 +54,7 @@ final class ActiveMessageSuite {
     }
 
     void inThreads(Body body) throws Exception {
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        List<Thread> ts = new ArrayList<>();
-        for (int i = 0; i < threads; i++) {
-            ts.add(Thread.ofPlatform().name("rank" + me + "-t" + i).start(() -> {
-                try (RankEndpoint ep = eps.acquire(); Arena arena = Arena.ofConfined()) {
-                    try {
-                        body.run(ep.index(), ep, ep.activeMessages(), arena.allocate(SCRATCH, 64));
-                    } finally {
-                        check(ep.barrier(), "barrier after the scenario");
-                    }
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                }
-            }));
-        }
-        for (Thread t : ts) {
-            t.join();
-        }
-        if (failure.get() != null) {
-            throw new AssertionError("rank " + me + ": " + failure.get(), failure.get());
-        }
+        SlotThreads.run(eps, threads, me, SCRATCH, (ep, s) -> body.run(ep.index(), ep, ep.activeMessages(), s));
     }
 
     static void check(boolean ok, String what) {

@@ -4,12 +4,9 @@ import dev.scalep.spmd.LocalWorld;
 import dev.scalep.verbs.Devices;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -17,25 +14,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * The active-message suite ({@link ActiveMessageSuite}) in one JVM: ranks are threads of a
  * {@link LocalWorld}, on both simulated devices (sim:efa delivers out of order), at a level with
  * everything per thread, per-thread QPs in shared contexts, and one shared QP; worlds of one,
- * two and three ranks.
+ * two and three ranks (the tagged-message suite's matrix).
  */
 class ActiveMessageTest {
     static final List<String> SCENARIOS = List.of("dispatch", "reply", "back-pressure", "hostile");
 
-    static Stream<Arguments> matrix() {
-        List<Arguments> out = new ArrayList<>();
-        for (String dev : new String[]{"sim:mlx5", "sim:efa"}) {
-            for (String level : new String[]{"mpi-everywhere", "static", "mpi-threads"}) {
-                for (int[] pt : new int[][]{{1, 2}, {2, 2}, {3, 2}}) {
-                    out.add(Arguments.of(dev, level, pt[0], pt[1]));
-                }
-            }
-        }
-        return out.stream();
-    }
-
     @ParameterizedTest(name = "{0} {1} ranks={2} threads={3}")
-    @MethodSource("matrix")
+    @MethodSource("dev.scalep.endpoints.MessageTest#matrix")
     @Timeout(180)
     void theActiveMessageSuitePassesOnEveryRank(String dev, String level, int ranks, int threads) throws Exception {
         List<Object> results = LocalRanks.run(ranks, 60_000, w -> ActiveMessageSuite.runAll(w, Devices.byName(dev), level, threads));

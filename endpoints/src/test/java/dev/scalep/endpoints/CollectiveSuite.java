@@ -9,7 +9,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The behavioural suite of {@link Collectives}, run by one rank of a world with {@code threads}
@@ -77,27 +76,7 @@ final class CollectiveSuite {
 
     /** {@code body} in one thread per slot, each ending in the slots' barrier; the first failure is rethrown. */
     void eachSlot(SlotBody body) throws Exception {
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        List<Thread> ts = new ArrayList<>();
-        for (int i = 0; i < threads; i++) {
-            ts.add(Thread.ofPlatform().name("rank" + me + "-t" + i).start(() -> {
-                try (RankEndpoint ep = eps.acquire()) {
-                    try {
-                        body.run(ep);
-                    } finally {
-                        check(ep.barrier(), "barrier after the scenario");
-                    }
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                }
-            }));
-        }
-        for (Thread t : ts) {
-            t.join();
-        }
-        if (failure.get() != null) {
-            throw new AssertionError("rank " + me + ": " + failure.get(), failure.get());
-        }
+        SlotThreads.run(eps, threads, me, 0, (ep, unused) -> body.run(ep));
     }
 
     /**
