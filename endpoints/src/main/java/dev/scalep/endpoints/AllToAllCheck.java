@@ -1,6 +1,8 @@
 package dev.scalep.endpoints;
 
 import dev.scalep.spmd.World;
+import dev.scalep.verbs.Errno;
+import dev.scalep.verbs.WcStatus;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -74,6 +76,24 @@ public final class AllToAllCheck {
         return new Result(p, threads, rounds, verified[0], verified[1]);
     }
 
+    /** Each peer's endpoint as a failed drain left it: outstanding requests, first error completion, refused posts. */
+    private static String state(RankEndpoint re, int me, int p) {
+        StringBuilder b = new StringBuilder();
+        for (int q = 0; q < p; q++) {
+            if (q == me) {
+                continue;
+            }
+            Endpoint e = re.to(q);
+            b.append(b.isEmpty() ? "" : "; ").append("to rank ").append(q).append(": ").append(e.outstanding())
+                    .append(" outstanding, first error ").append(WcStatus.name(e.firstErrorStatus())).append(", ")
+                    .append(e.rejected()).append(" refused");
+            if (e.rejected() > 0) {
+                b.append(" (").append(Errno.name(e.firstPostError())).append(')');
+            }
+        }
+        return b.toString();
+    }
+
     private static long[] worker(WorldEndpoints eps, CyclicBarrier phase, int rounds, long timeoutMillis) throws Exception {
         World w = eps.world();
         int p = w.size();
@@ -103,9 +123,11 @@ public final class AllToAllCheck {
                     post(re, q, true, me, timeoutMillis);
                     post(re, q, false, me, timeoutMillis);
                 }
+                long began = System.nanoTime();
                 if (!re.drain(TimeUnit.MILLISECONDS.toNanos(timeoutMillis))) {
-                    throw new IllegalStateException("thread " + t + ": writes and reads did not complete within "
-                            + timeoutMillis + " ms");
+                    throw new IllegalStateException("thread " + t + ": writes and reads of round " + k + " did not complete ("
+                            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began) + " of " + timeoutMillis + " ms): "
+                            + state(re, me, p));
                 }
                 await(phase, timeoutMillis, "round " + k); // every rank's writes have landed
                 for (int q = 0; q < p; q++) {
