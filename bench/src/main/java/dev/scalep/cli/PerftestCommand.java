@@ -121,8 +121,11 @@ final class PerftestCommand implements Callable<Integer> {
                 ? EndpointOptions.DEFAULTS.withFeatures(postlist, unsignaled, 0).withDepths(depth, 8).withBuffers(64, 64)
                 : EndpointOptions.DEFAULTS.withFeatures(1, Math.min(unsignaled, 16), 0).withDepths(64, 8).withBuffers(64, 64);
         // Active messages are eager only: receive slots that hold the payload, and 64 of them for credits.
+        // Atomics emulated on a device without RDMA atomics (sim:efa) take receives too: 64 leave
+        // each thread 4 requests in flight to the other rank (WorldEndpoints.emulationCredits).
         EndpointOptions opts = p.test().active()
-                ? base.withDepths(stream ? depth : 64, 64).withBuffers(64, Perftest.activeSlotBytes(size)) : base;
+                ? base.withDepths(stream ? depth : 64, 64).withBuffers(64, Perftest.activeSlotBytes(size))
+                : p.test().atomic() ? base.withDepths(stream ? depth : 64, 64) : base;
         if (Bootstrap.launched(System.getenv())) {
             try (World w = World.open()) {
                 RankAgreement.check(w, spec, Set.of());

@@ -28,6 +28,13 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * rank's endpoints takes the reply stores the value into the result window, frees the staging
  * slot and counts the reply for the initiating thread; a flush waits for that count.
  *
+ * <p>Credits: a thread may have at most {@link #credits} requests in flight to one target rank
+ * (and {@value #SLOTS} in all); beyond that the call returns {@link Endpoint#BACK_PRESSURED}, and a
+ * reply gives the credit back. The credits are what the receive slots leave after the tagged
+ * messages' share, halved between requests arriving and replies coming back, so the emulation
+ * never sends into a receive queue that has no receive for it (no receiver-not-ready retries),
+ * whatever the receive depth and however many threads and ranks aim at one target.
+ *
  * <p>Message ({@value #MESSAGE_BYTES} bytes, host byte order): {@code +0 u32 magic, +4 u8 op,
  * +5 u8 status (reply), +6 u16 target window, +8 u64 target offset, +16 u64 operand (the previous
  * value in the reply), +24 u64 second operand, +32 u16 result window (0xffff: none), +34 u16
@@ -64,12 +71,27 @@ final class AtomicEmulation implements Endpoint.Emulation {
     private final AtomicIntegerArray busy;
     /** Per initiating thread: the first error status a reply carried. */
     private final AtomicIntegerArray error;
+    /**
+     * Requests one initiating thread may have in flight to one target rank: the receives the
+     * target's QP keeps for that thread's requests, and the initiator's for their replies.
+     */
+    final int credits;
+    /** Per initiating thread and target rank: requests whose reply has not been taken yet. */
+    private final AtomicIntegerArray inFlight;
+    /** Per initiating thread and staging slot: the rank its request went to (written before the slot is marked busy). */
+    private final int[] slotTarget;
     /** {@code threads * SLOTS} staging slots of {@value #SLOT_BYTES} bytes, registered on every PD. */
     final MemorySegment staging;
     final int[] stagingLkey;
 
-    AtomicEmulation(boolean connectionless, int ranks, int threads, MemorySegment staging, int[] stagingLkey,
+    AtomicEmulation(boolean connectionless, int ranks, int threads, int credits, MemorySegment staging, int[] stagingLkey,
                     MemorySegment replies) {
+        if (credits < 1) {
+            throw new IllegalArgumentException("atomics emulation with " + credits + " credits");
+        }
+        this.credits = credits;
+        this.inFlight = new AtomicIntegerArray(threads * ranks);
+        this.slotTarget = new int[threads * SLOTS];
         this.connectionless = connectionless;
         this.ranks = ranks;
         this.threads = threads;
@@ -96,6 +118,24 @@ final class AtomicEmulation implements Endpoint.Emulation {
         return error.get(thread);
     }
 
+    /**
+     * The emulation's credits per (initiating thread, target rank) for receives of
+     * {@code recvSlots} slots per endpoint, {@code senders} source QPs per receiving QP (1 on RC,
+     * the ranks on connectionless devices) and {@code messageCredits} tagged-message credits (0
+     * where messages do not run): each source's share of the receives, less the at most three per
+     * message credit that tagged messages use (data, credits, rendezvous completions), halved
+     * between that source's requests and the replies to this side's requests to it. Below 1 the
+     * emulation cannot run without receiver-not-ready retries.
+     */
+    static int credits(int recvSlots, int senders, int messageCredits) {
+        return (recvSlots / senders - 3 * messageCredits) / 2;
+    }
+
+    /** Whether thread slot {@code thread} has used up its credits towards rank {@code rank}. */
+    boolean noCredit(int thread, int rank) {
+        return inFlight.get(thread * ranks + rank) >= credits;
+    }
+
     /** A free staging slot of {@code thread} from {@code from} on, or -1 when all are in flight. */
     int freeSlot(int thread, int from) {
         for (int k = 0; k < SLOTS; k++) {
@@ -112,8 +152,8 @@ final class AtomicEmulation implements Endpoint.Emulation {
      * stage its send on {@code e} (directed at the target). Returns the staging outcome; the slot
      * is free again unless it is {@link Endpoint#OK}.
      */
-    int request(Endpoint e, int lkey, int thread, int slot, int me, byte op, int window, long offset, long a, long b,
-                int resultWindow, long resultOffset) {
+    int request(Endpoint e, int lkey, int thread, int slot, int me, int target, byte op, int window, long offset, long a,
+                long b, int resultWindow, long resultOffset) {
         long at = ((long) thread * SLOTS + slot) * SLOT_BYTES;
         MemorySegment m = staging;
         m.set(ValueLayout.JAVA_INT_UNALIGNED, at, MAGIC);
@@ -128,12 +168,15 @@ final class AtomicEmulation implements Endpoint.Emulation {
         m.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 36, (short) slot);
         m.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 38, (short) me);
         m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 40, resultOffset);
+        slotTarget[thread * SLOTS + slot] = target;
+        inFlight.getAndIncrement(thread * ranks + target);
         busy.set(thread * SLOTS + slot, 1);
         int rc = e.stageRequest(m.address() + at, MESSAGE_BYTES, lkey, IMM_REQUEST);
         if (rc == Endpoint.OK) {
             issued[thread]++;
         } else {
             busy.set(thread * SLOTS + slot, 0);
+            inFlight.getAndDecrement(thread * ranks + target);
         }
         return rc;
     }
@@ -192,8 +235,8 @@ final class AtomicEmulation implements Endpoint.Emulation {
     private void settle(MemorySegment m, long at) {
         int thread = Short.toUnsignedInt(m.get(ValueLayout.JAVA_SHORT_UNALIGNED, at + 34));
         int slot = Short.toUnsignedInt(m.get(ValueLayout.JAVA_SHORT_UNALIGNED, at + 36));
-        if (thread >= threads || slot >= SLOTS) {
-            return; // not a reply to anything this rank sent
+        if (thread >= threads || slot >= SLOTS || busy.get(thread * SLOTS + slot) == 0) {
+            return; // not a reply to anything this rank has in flight
         }
         int status = Byte.toUnsignedInt(m.get(ValueLayout.JAVA_BYTE, at + 5));
         int rw = Short.toUnsignedInt(m.get(ValueLayout.JAVA_SHORT_UNALIGNED, at + 32));
@@ -209,6 +252,8 @@ final class AtomicEmulation implements Endpoint.Emulation {
         if (status != WcStatus.SUCCESS) {
             error.compareAndSet(thread, 0, status);
         }
+        int target = slotTarget[thread * SLOTS + slot]; // written before the busy mark that the check above read
+        inFlight.getAndDecrement(thread * ranks + target);
         busy.set(thread * SLOTS + slot, 0);
         done.incrementAndGet(thread);
     }

@@ -312,7 +312,9 @@ public final class RankEndpoint implements AutoCloseable {
      * {@link #flush}, {@link #progress}, {@link #poll}, {@link #pollNotification}) and answers with
      * the previous value; the flush waits for the answer. It is slower than a NIC atomic (a round
      * trip through the target's CPU, and at most {@value AtomicEmulation#SLOTS} in flight per
-     * thread: beyond that the call returns {@link Endpoint#BACK_PRESSURED}), and it needs the
+     * thread and as many per target rank as the receive slots leave credits for
+     * ({@link WorldEndpoints#emulationCredits()}): beyond that the call returns
+     * {@link Endpoint#BACK_PRESSURED}), and it needs the
      * target to progress: a target thread that computes, sleeps or waits in a barrier without
      * progressing stalls the atomics that reach it (at levels where threads share a QP, the reply
      * can reach any thread sharing the initiator's, which must progress too). So before a thread
@@ -446,18 +448,24 @@ public final class RankEndpoint implements AutoCloseable {
 
     /**
      * An emulated atomic (no RDMA atomics on the device): a request to {@code rank} from a free
-     * staging slot of this thread, or {@link Endpoint#BACK_PRESSURED} after progressing when all
-     * {@value AtomicEmulation#SLOTS} are in flight. Does not allocate.
+     * staging slot of this thread, or {@link Endpoint#BACK_PRESSURED} after progressing when its
+     * credits towards {@code rank} or all {@value AtomicEmulation#SLOTS} slots are in flight. Does
+     * not allocate.
      */
     private int emulated(Endpoint e, int rank, byte op, Window target, long offset, long a, long b, int resultWindow,
                          long resultOffset) {
-        int slot = emulation.freeSlot(index, emulationCursor);
+        int slot = emulation.noCredit(index, rank) ? -1 : emulation.freeSlot(index, emulationCursor);
         if (slot < 0) {
+            // What holds the credits or slots may still be staged in a postlist: post it, or no
+            // reply can come back to free them.
+            for (Endpoint d : distinct) {
+                d.postStagedNow();
+            }
             progressAll();
             return Endpoint.BACK_PRESSURED;
         }
-        int rc = emulation.request(e, emulation.stagingLkey[lkeyBase[rank] + qpOf[rank]], index, slot, me, op, target.id,
-                offset, a, b, resultWindow, resultOffset);
+        int rc = emulation.request(e, emulation.stagingLkey[lkeyBase[rank] + qpOf[rank]], index, slot, me, rank, op,
+                target.id, offset, a, b, resultWindow, resultOffset);
         if (rc == Endpoint.OK) {
             emulationCursor = slot + 1;
         }

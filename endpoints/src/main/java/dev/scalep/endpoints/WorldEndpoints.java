@@ -91,6 +91,8 @@ public final class WorldEndpoints implements AutoCloseable {
     private boolean closed;
     /** The atomics emulation on a device without RDMA atomics (null where the device has them). */
     private AtomicEmulation emulation;
+    /** What {@link AtomicEmulation#credits} the receive slots leave (computed on every device). */
+    private int emulationCredits;
     private int recvSlotBytes;
     private int recvSlotsPerEndpoint;
     /** This rank's tagged messages (null when the receive slots leave no room). */
@@ -177,7 +179,14 @@ public final class WorldEndpoints implements AutoCloseable {
             w.scratchLkey = new int[w.managers.size() * w.qpsPerPeer()];
             w.registerEverywhere(w.scratch, Access.LOCAL_WRITE, w.scratchMrs, w.scratchLkey, null);
             EndpointOptions o = opts == null ? EndpointOptions.DEFAULTS : opts;
-            if (!w.atomics() && o.recvSlotBytes() >= AtomicEmulation.MESSAGE_BYTES) {
+            w.recvSlotsPerEndpoint = w.managers.get(0).endpoints[0].recvSlots();
+            int senders = type.connectionless() ? p : 1;
+            int messageCredits = w.recvSlotsPerEndpoint / (4 * senders);
+            if (messageCredits < 1 || o.recvSlotBytes() <= MessageHub.HEADER) {
+                messageCredits = 0; // no tagged messages (openMessages below)
+            }
+            w.emulationCredits = AtomicEmulation.credits(w.recvSlotsPerEndpoint, senders, messageCredits);
+            if (!w.atomics() && o.recvSlotBytes() >= AtomicEmulation.MESSAGE_BYTES && w.emulationCredits >= 1) {
                 MemorySegment staging = w.allocate((long) threads * AtomicEmulation.SLOTS * AtomicEmulation.SLOT_BYTES);
                 int[] lkeys = new int[w.managers.size() * w.qpsPerPeer()];
                 w.registerEverywhere(staging, Access.LOCAL_WRITE, w.scratchMrs, lkeys, null);
@@ -185,7 +194,8 @@ public final class WorldEndpoints implements AutoCloseable {
                 MemorySegment replies = w.allocate((long) owed * AtomicEmulation.SLOT_BYTES);
                 int[] replyKeys = new int[w.managers.size() * w.qpsPerPeer()];
                 w.registerEverywhere(replies, Access.LOCAL_WRITE, w.scratchMrs, replyKeys, null);
-                w.emulation = new AtomicEmulation(type.connectionless(), p, threads, staging, lkeys, replies);
+                w.emulation = new AtomicEmulation(type.connectionless(), p, threads, w.emulationCredits, staging, lkeys,
+                        replies);
                 for (int i = 0; i < w.managers.size(); i++) {
                     for (Endpoint e : w.managers.get(i).endpoints) {
                         e.emulation(w.emulation, replyKeys[i * w.qpsPerPeer() + e.qpIndex()], owed);
@@ -219,7 +229,6 @@ public final class WorldEndpoints implements AutoCloseable {
      */
     private void openMessages(boolean connectionless, EndpointOptions o) {
         int p = world.size();
-        recvSlotsPerEndpoint = managers.get(0).endpoints[0].recvSlots();
         int credits = recvSlotsPerEndpoint / (4 * (connectionless ? p : 1));
         if (credits < 1 || o.recvSlotBytes() <= MessageHub.HEADER) {
             return;
@@ -553,9 +562,25 @@ public final class WorldEndpoints implements AutoCloseable {
         if (atomics() || emulation != null) {
             return null;
         }
-        return "the device has no RDMA atomics (atomic_cap NONE) and its emulation needs receive slots of "
-                + AtomicEmulation.MESSAGE_BYTES + " bytes; these have " + recvSlotBytes
-                + " (EndpointOptions.withBuffers)";
+        if (recvSlotBytes < AtomicEmulation.MESSAGE_BYTES) {
+            return "the device has no RDMA atomics (atomic_cap NONE) and its emulation needs receive slots of "
+                    + AtomicEmulation.MESSAGE_BYTES + " bytes; these have " + recvSlotBytes
+                    + " (EndpointOptions.withBuffers)";
+        }
+        int senders = qpType.connectionless() ? world.size() : 1;
+        return "the device has no RDMA atomics (atomic_cap NONE) and its emulation needs, per rank that sends into a "
+                + "QP, receive slots for one request and one reply beyond the tagged messages' share; "
+                + recvSlotsPerEndpoint + " receive slots per endpoint for " + senders + " sending rank(s) leave none "
+                + "(EndpointOptions.withDepths)";
+    }
+
+    /**
+     * Emulated atomics one thread may have in flight to one target rank on a device without RDMA
+     * atomics (the receive slots per source QP less the tagged messages' share, halved between
+     * requests and replies); 0 or less where the emulation cannot run or is not needed.
+     */
+    public int emulationCredits() {
+        return emulation == null ? 0 : emulation.credits;
     }
 
     /** The rank an RC manager reaches. */

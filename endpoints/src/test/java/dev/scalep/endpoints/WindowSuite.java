@@ -2,7 +2,9 @@ package dev.scalep.endpoints;
 
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
+import dev.scalep.verbs.ConnectionOptions;
 import dev.scalep.verbs.Device;
+import dev.scalep.verbs.WcStatus;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -72,7 +74,48 @@ final class WindowSuite {
             s.theBarrierCompletesEveryThreadsOperationsFirst();
             ran.add("barrier");
         }
+        addsFarBeyondTheReceiveDepthAddUpWithoutReceiverNotReady(world, device, level, threads);
+        ran.add("add-flood");
         return ran;
+    }
+
+    /**
+     * On endpoints whose QPs fail a send that finds no receive (rnr_retry 0: RNR_RETRY_EXC_ERR
+     * instead of a retry), thread 0 of every rank issues 40 times the receive depth of
+     * non-fetching adds of 1 to one word of rank 0, never flushing in between (a call that
+     * returns BACK_PRESSURED is progressed and retried), while every other thread waits in the
+     * endpoints' barrier, which progresses. On sim:efa the adds are emulated requests into the
+     * target's receives: the emulation's credits must keep them (and their replies) within the
+     * receives posted, or a send fails. The word must count every add exactly.
+     */
+    static void addsFarBeyondTheReceiveDepthAddUpWithoutReceiverNotReady(World world, Device device, String level,
+                                                                          int threads) throws Exception {
+        ConnectionOptions c = OPTS.connection();
+        EndpointOptions noRnr = OPTS.withConnection(c.withTimers(c.minRnrTimer(), c.timeout(), c.retryCount(), 0));
+        int p = world.size();
+        long n = 40L * noRnr.recvDepth();
+        try (WorldEndpoints eps = WorldEndpoints.open(world, device, SharingConfig.parse(level), threads, noRnr);
+             Window word = eps.allocateWindow(64)) {
+            WindowSuite s = new WindowSuite(world, eps, threads);
+            s.inThreads((t, ep) -> {
+                if (t == 0) {
+                    for (long i = 0; i < n; i++) {
+                        int rc;
+                        while ((rc = ep.add(0, word, 0, 1)) == Endpoint.BACK_PRESSURED) {
+                            ep.progress();
+                        }
+                        check(rc == Endpoint.OK, "add " + i + " outcome " + Endpoint.outcomeName(rc));
+                    }
+                }
+                check(ep.barrier(), "rank " + world.rank() + " thread " + t + ": the barrier after the adds (first error "
+                        + WcStatus.name(ep.firstErrorStatus(0)) + ")");
+            });
+            if (world.rank() == 0) {
+                long got = (long) VH.getVolatile(word.local(), 0L);
+                check(got == n * p, "rank 0's word counts " + got + " adds of " + n * p);
+            }
+            world.barrier();
+        }
     }
 
     /**
@@ -458,8 +501,9 @@ final class WindowSuite {
                     check(rc == Endpoint.OK, "add outcome " + Endpoint.outcomeName(rc));
                 }
             }
-            check(ep.pending(me) > 0, "operations in flight before the release");
-        }); // each thread's release waits for its operations
+            // not flushed: the release waits for them (at levels whose threads share a QP another
+            // thread's progress may complete some of them first)
+        });
         world.barrier();
         for (int r = 0; r < p; r++) {
             for (int t = 0; t < threads; t++) {

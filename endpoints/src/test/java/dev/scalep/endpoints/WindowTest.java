@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class WindowTest {
     static final List<String> SCENARIOS = List.of("put-get", "split", "notify", "ranges", "close", "release", "expose", "atomics",
-            "atomic-errors", "barrier");
+            "atomic-errors", "barrier", "add-flood");
 
     static Stream<Arguments> matrix() {
         List<Arguments> out = new ArrayList<>();

@@ -103,12 +103,9 @@ public final class Gups {
         long base = (long) me << logLocal;
         long updates = 4 * words;
         long slices = (long) ranks * threads;
-        // Receives: on a device without RDMA atomics each update is a request message, and every
-        // thread of every rank may have BATCH of them aimed at one QP; with fewer receives they
-        // meet RNR and are sent again.
-        int receives = device.capabilities().atomicCap().supported() ? BATCH
-                : (int) Math.min(4096, (long) BATCH * threads * ranks);
-        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(1, 1, 0).withDepths(2 * BATCH, receives)
+        // On a device without RDMA atomics each update is a request message; the emulation's
+        // credits keep those in flight to one rank within the receives (BACK_PRESSURED beyond).
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(1, 1, 0).withDepths(2 * BATCH, BATCH)
                 .withBuffers(64, 64);
         try (WorldEndpoints we = WorldEndpoints.open(world, device, cfg, threads, opts)) {
             Window table = we.allocateWindow(localWords * Long.BYTES);
