@@ -1,6 +1,7 @@
 package dev.scalep.cli;
 
 import dev.scalep.spmd.Launch;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -44,6 +45,20 @@ class MpirunKernelTest {
                 "--device", device, "--variant", variant, "--categories", "mpi-everywhere,mpi-threads", "--size", "12")), Map.of(), 110);
         assertEquals(0, r.exit(), r.output());
         assertEquals(2, r.lines().stream().filter(l -> l.contains(" 2x" + threads + " ") && l.contains("GUP/s")
+                && l.endsWith("verified")).count(), r.output());
+    }
+
+    /**
+     * Atomic GUPS between processes on sim:efa: every update an emulated compare-and-swap, the
+     * requests in flight bounded by the emulation's credits, not by receives GUPS sizes (before
+     * the credits, this run did not finish in 150 s: its requests met receiver-not-ready retries).
+     */
+    @Test
+    void emulatedAtomicGupsVerifiesAcrossProcesses() throws Exception {
+        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "kernel", "gups", "--threads", "2",
+                "--device", "sim:efa", "--variant", "atomic", "--categories", "mpi-everywhere", "--size", "10")), Map.of(), 110);
+        assertEquals(0, r.exit(), r.output());
+        assertEquals(1, r.lines().stream().filter(l -> l.contains(" 2x2 ") && l.contains("GUP/s")
                 && l.endsWith("verified")).count(), r.output());
     }
 }
