@@ -378,7 +378,7 @@ public final class Collectives {
     private void await(String what, int q, int peer, long expect) {
         if (!m.waitFor(q, st)) {
             throw new IllegalStateException(what + ": no completion from rank " + peer + " in 60 s (rank " + me
-                    + ", slot " + re.index() + ")");
+                    + ", slot " + re.index() + "; " + m.describe(peer) + ")");
         }
         if (st.error() != MessageStatus.OK) {
             throw new IllegalStateException(what + ": the message with rank " + peer + " completed with "
