@@ -1,5 +1,7 @@
 package dev.scalep.endpoints;
 
+import org.agrona.concurrent.IdleStrategy;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.concurrent.atomic.AtomicIntegerArray;
@@ -671,6 +673,8 @@ public final class Messages {
         long start = System.nanoTime();
         long deadline = start + WAIT_NANOS;
         long probe = start + PROBE_NANOS;
+        IdleStrategy idle = bound("waitFor").idle();
+        idle.reset();
         for (int spins = 1; !test(request, out); spins++) {
             long now = System.nanoTime();
             if (now - deadline > 0) {
@@ -685,10 +689,8 @@ public final class Messages {
                     }
                     probe = System.nanoTime() + PROBE_NANOS;
                 }
-                Thread.yield(); // the message may need another thread (a sharer, the peer rank) to run
-            } else {
-                Thread.onSpinWait();
             }
+            idle.idle(); // the message may need another thread (a sharer, the peer rank) to run
         }
         return true;
     }
