@@ -464,6 +464,14 @@ final class Fabric {
         return rings[slot];
     }
 
+    /**
+     * Process p's lease: the CLOCK_MONOTONIC milliseconds of its agent's last liveness sweep (every
+     * 50 ms while it runs); p is range-checked by the caller.
+     */
+    long leaseOf(int p) {
+        return buffer.getLongVolatile(procEntry(p) + PROC_LEASE);
+    }
+
     /** Owner word of process p (0 = free); p is range-checked by the caller. */
     long ownerOf(int p) {
         return buffer.getLongVolatile(procEntry(p) + PROC_OWNER);

@@ -37,9 +37,10 @@ import static dev.scalep.verbs.sim.FabricLayout.procOfQpn;
  * request of that requester incarnation until the refused one comes again
  * ({@link QpResponder#outOfSequence}): go-back-N. So after the RNR timer the requester sends the
  * whole pipe again from its head, and nothing is delivered twice or out of order. The pipe's head
- * completes with RETRY_EXC_ERR past the retry timeout or once the target process is gone; so does a
- * request that found the target's ring full for a retry timeout (a ring a stuck or scribbled peer
- * never drains). On SRD each request is answered on its own (the window runs them in any order),
+ * completes with RETRY_EXC_ERR once the target process is gone, its answer was lost, or the
+ * target's NIC stalled on it ({@link #overdue}: its ring's consumer did not move while its agent ran
+ * for a retry timeout); so does a request that waits for room in a ring whose NIC stalls (a ring a
+ * stuck or scribbled peer never drains). A target the host merely does not run is waited for. On SRD each request is answered on its own (the window runs them in any order),
  * and UD sends are fire-and-forget.
  */
 final class RemotePath {
@@ -57,6 +58,8 @@ final class RemotePath {
 
     private static final VarHandle SEQ = MethodHandles.arrayElementVarHandle(long[].class);
     private static final long RNR_DELAY_NANOS = 20_000;
+    /** The most of a target's lease advance one look counts ({@link #stalled}): two of its agent's sweeps. */
+    private static final long LEASE_STEP_MS = 100;
 
     private final QpRequester qp;
     private final int qpn;
@@ -67,8 +70,19 @@ final class RemotePath {
     private final FabricDirectory dir;
     private final SharedMemory mem;
     private final long[] sentAt;
-    /** When slot s first found the target's ring full (0: not waiting for room). */
-    private final long[] fullSince;
+    /** Whether slot s is waiting for room in the target's ring. */
+    private final boolean[] full;
+    /** The target ring's producer position right after slot s's request was committed (its end, or beyond). */
+    private final long[] ringEnd;
+    /**
+     * The watch of the target's NIC for slot s ({@link #stalled}): its ring's consumer position and its
+     * lease when last seen, the milliseconds its agent ran since the consumer last moved, and (once the
+     * request was taken) this process's ring producer position + 1 then ({@link #overdue}).
+     */
+    private final long[] watchPos;
+    private final long[] watchLease;
+    private final long[] activeMs;
+    private final long[] ownMark;
     private final long[] answered;
     private final int[] status;
     /** The RC pipe: slots whose requests are in flight, in post order (a ring of {@code cap} entries). */
@@ -88,9 +102,6 @@ final class RemotePath {
     private int checkedQpn;
     private int checkedNeed;
     private long checkedRun = -1;
-    /** Per peer process: its ring's consumer position when last looked at, and when that position last moved. */
-    private final long[] peerTaken = new long[FabricLayout.MAX_PROCS];
-    private final long[] peerMovedAt = new long[FabricLayout.MAX_PROCS];
 
     /** The path of QP {@code qpn} (of type {@code type}, on fabric-joined {@code dev}) whose send queue is {@code sl}. */
     RemotePath(QpRequester qp, int qpn, QpType type, SimDevice dev, SendSlots sl, int cap) {
@@ -103,7 +114,12 @@ final class RemotePath {
         this.dir = dev.directory();
         this.mem = dev.sharedMemory();
         this.sentAt = new long[cap];
-        this.fullSince = new long[cap];
+        this.full = new boolean[cap];
+        this.ringEnd = new long[cap];
+        this.watchPos = new long[cap];
+        this.watchLease = new long[cap];
+        this.activeMs = new long[cap];
+        this.ownMark = new long[cap];
         this.answered = new long[cap];
         this.status = new int[cap];
         this.pipe = new int[Math.max(1, cap)];
@@ -117,13 +133,13 @@ final class RemotePath {
     /** Forget slot s's exchange (the slot is being reused or flushed). */
     void clear(int s) {
         sentAt[s] = 0;
-        fullSince[s] = 0;
+        full[s] = false;
     }
 
     /** Forget every exchange (the QP is reset or destroyed): the slots are free again. */
     void reset() {
         Arrays.fill(sentAt, 0);
-        Arrays.fill(fullSince, 0);
+        Arrays.fill(full, false);
         pipeHead = 0;
         pipeSize = 0;
         pipeSent = 0;
@@ -152,7 +168,7 @@ final class RemotePath {
         probing = false;
         rnrAgain = false;
         sentAt[s] = 0;
-        fullSince[s] = 0;
+        full[s] = false;
         return s;
     }
 
@@ -202,8 +218,10 @@ final class RemotePath {
             qp.awaitRemote();
             return WAIT;
         }
-        if ((long) SEQ.getAcquire(answered, s) != sl.seq(s) + 1) {
-            if (timedOut(sentAt[s], procOfQpn(pipeDst))) {
+        long want = sl.seq(s) + 1;
+        if ((long) SEQ.getAcquire(answered, s) != want) {
+            int proc = procOfQpn(pipeDst);
+            if (fabric.peerGone(proc) || overdue(s, proc, want)) {
                 pipeTake();
                 return WcStatus.RETRY_EXC_ERR;
             }
@@ -257,39 +275,9 @@ final class RemotePath {
     }
 
     /**
-     * Whether a request waiting since {@code since} (sent, or waiting for room in the ring) for
-     * process {@code peer} has waited out the retry timeout: the peer is gone, or for a whole
-     * timeout its NIC took nothing from its ring. A simulated NIC runs only when its process runs,
-     * so time the OS gave neither process is not the peer's silence: the clock restarts whenever
-     * the peer's ring moves, and never expires while this process's own ring holds answers not yet
-     * read (its own NIC did not run either).
-     */
-    private boolean timedOut(long since, int peer) {
-        if (fabric.peerGone(peer)) {
-            return true;
-        }
-        long now = System.nanoTime();
-        long timeout = dev.retryTimeoutNanos();
-        if (now - since <= timeout) {
-            return false;
-        }
-        long taken = fabric.ring(peer).consumerPosition();
-        if (taken != peerTaken[peer] || peerMovedAt[peer] == 0) {
-            peerTaken[peer] = taken;
-            peerMovedAt[peer] = now | 1;
-            return false;
-        }
-        if (now - peerMovedAt[peer] <= timeout) {
-            return false;
-        }
-        ManyToOneRingBuffer own = fabric.ownRing();
-        return own.producerPosition() == own.consumerPosition() || dev.fabricFailure() != null;
-    }
-
-    /**
      * Write RC slot s's request into peer QP dqpn's ring: 0 when sent (its clock started),
-     * {@link #WAIT} while the ring is full (for one retry timeout at most), else the status to
-     * complete it with.
+     * {@link #WAIT} while the ring is full (until the target's NIC stalls, {@link #roomFailed}), else
+     * the status to complete it with.
      */
     private int request(int s, Opcode o, int dqpn) {
         int st = dir.checkQp(dqpn, qpn, type, 0);
@@ -306,17 +294,9 @@ final class RemotePath {
             return WcStatus.LOC_LEN_ERR;
         }
         if (claimed == 0) {
-            long now = System.nanoTime() | 1;
-            if (fullSince[s] == 0) {
-                fullSince[s] = now;
-            } else if (timedOut(fullSince[s], procOfQpn(dqpn))) {
-                fullSince[s] = 0; // a ring that never drains (a stuck or scribbled peer) is a lost peer
-                return WcStatus.RETRY_EXC_ERR;
-            }
-            return WAIT;
+            return roomFailed(s, procOfQpn(dqpn)) ? WcStatus.RETRY_EXC_ERR : WAIT;
         }
-        fullSince[s] = 0;
-        sentAt[s] = System.nanoTime() | 1;
+        sent(s);
         return 0;
     }
 
@@ -468,25 +448,21 @@ final class RemotePath {
             if (claimed == -1) {
                 return WcStatus.LOC_LEN_ERR;
             }
-            if (claimed == 0) { // ring full: try again at the next engine run, for one retry timeout at most
-                long now = System.nanoTime() | 1;
-                if (fullSince[s] == 0) {
-                    fullSince[s] = now;
-                } else if (timedOut(fullSince[s], procOfQpn(dqpn))) {
-                    fullSince[s] = 0; // a ring that never drains (a stuck or scribbled peer) is a lost peer
+            if (claimed == 0) { // ring full: try again at the next engine run, while the target's NIC takes requests
+                if (roomFailed(s, procOfQpn(dqpn))) {
                     return WcStatus.RETRY_EXC_ERR;
                 }
                 qp.awaitRemote();
                 return WAIT;
             }
-            fullSince[s] = 0;
-            sentAt[s] = System.nanoTime() | 1;
+            sent(s);
             qp.awaitRemote();
             return WAIT;
         }
         long want = sl.seq(s) + 1;
         if ((long) SEQ.getAcquire(answered, s) != want) {
-            if (timedOut(sentAt[s], procOfQpn(dqpn))) {
+            int proc = procOfQpn(dqpn);
+            if (fabric.peerGone(proc) || overdue(s, proc, want)) {
                 sentAt[s] = 0;
                 return WcStatus.RETRY_EXC_ERR;
             }
@@ -537,7 +513,78 @@ final class RemotePath {
         long at = area(procOfQpn(dqpn)) + i + REQ_DATA;
         sl.gather(s, 0, fabric.segment, at, len);
         r.commit(i);
+        ringEnd[s] = r.producerPosition();
         return 1;
+    }
+
+    /** Slot s's request went out: start its clocks (the RNR timer) and the watch of the target's NIC. */
+    private void sent(int s) {
+        full[s] = false;
+        sentAt[s] = System.nanoTime() | 1;
+        watchPos[s] = -1;
+        ownMark[s] = 0;
+    }
+
+    /**
+     * Slot s found the ring of process p full: whether to give up (RETRY_EXC_ERR), because p is gone
+     * or its NIC stalled ({@link #stalled}: a stuck or scribbled ring that never drains).
+     */
+    private boolean roomFailed(int s, int p) {
+        if (!full[s]) {
+            full[s] = true;
+            watchPos[s] = -1;
+            return false;
+        }
+        if (fabric.peerGone(p) || stalled(s, p)) {
+            full[s] = false;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Whether slot s's request to process p, not answered with {@code want} yet, never will be. The
+     * target's ring taken past it means its answer is in this process's ring or was lost (the
+     * target answers before it moves its consumer position): lost once this process has read its
+     * own ring past what it held then. A request not taken yet waits while the target's NIC lives
+     * and runs; it is given up only when that NIC stalls on it ({@link #stalled}).
+     */
+    private boolean overdue(int s, int p, long want) {
+        if (fabric.ring(p).consumerPosition() - ringEnd[s] >= 0) {
+            ManyToOneRingBuffer own = fabric.ownRing();
+            if (ownMark[s] == 0) {
+                ownMark[s] = own.producerPosition() + 1;
+                return false;
+            }
+            return (own.consumerPosition() >= ownMark[s] - 1 || dev.fabricFailure() != null)
+                    && (long) SEQ.getAcquire(answered, s) != want; // (a ring this process cannot read never gets there)
+        }
+        return stalled(s, p);
+    }
+
+    /**
+     * Whether process p's NIC stalled on slot s: its ring's consumer position did not move while its
+     * agent ran (renewed its lease) for a retry timeout. A process the machine does not schedule (an
+     * overloaded host can leave one without CPU for seconds) renews no lease and stalls no one: it is
+     * slow, not lost, as a busy NIC is; a dead one is found by the liveness sweep. Each look counts
+     * at most {@value #LEASE_STEP_MS} ms of the lease's advance, so a lease renewed after a long
+     * pause, before that agent drained, does not count as time it ran.
+     */
+    private boolean stalled(int s, int p) {
+        long c = fabric.ring(p).consumerPosition();
+        long lease = fabric.leaseOf(p);
+        if (c != watchPos[s]) {
+            watchPos[s] = c;
+            watchLease[s] = lease;
+            activeMs[s] = 0;
+            return false;
+        }
+        long d = lease - watchLease[s];
+        if (d > 0) {
+            activeMs[s] += Math.min(d, LEASE_STEP_MS);
+            watchLease[s] = lease;
+        }
+        return activeMs[s] * 1_000_000L > dev.retryTimeoutNanos();
     }
 
     /** The target answered slot s (any thread): publish the status, then the sequence. */

@@ -304,8 +304,10 @@ public final class SimDevice implements Device {
     }
 
     /**
-     * How long a two-sided WQE waits for another process's answer before it completes with
-     * RETRY_EXC_ERR (default {@code scalep.sim.retryTimeoutMillis}, 4000). Returns this device.
+     * How long another process's NIC may run without taking a two-sided WQE's request from its ring
+     * (or room in it) before the WQE completes with RETRY_EXC_ERR (default
+     * {@code scalep.sim.retryTimeoutMillis}, 4000): counted in the time that NIC's agent runs, so
+     * a process the host does not schedule is slow, not lost. Returns this device.
      */
     public SimDevice retryTimeoutMillis(long millis) {
         if (millis < 1 || millis > 3_600_000) {

@@ -33,6 +33,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -131,7 +132,11 @@ class CrossProcessTest {
         QpAddress peer;
 
         Local(String personality, String job) {
-            dev = FabricPeer.device(personality, job);
+            this(FabricPeer.device(personality, job));
+        }
+
+        Local(SimDevice device) {
+            dev = device;
             efa = dev.isEfa();
             ctx = dev.open();
             pd = ctx.allocPd();
@@ -305,6 +310,61 @@ class CrossProcessTest {
                 assertEquals(0, count(prefix), "segments of the dead process reclaimed at the next open");
             }
         }
+    }
+
+    /**
+     * A peer process the host does not run for longer than the retry timeout (here stopped with
+     * SIGSTOP for four of them) is slow, not lost: its NIC renews no lease and takes nothing from
+     * its ring meanwhile, so the sends wait and complete once it runs again. Before, an overloaded
+     * machine that left a rank without CPU for 4 s failed its peers' sends with RETRY_EXC_ERR and
+     * moved their QPs to ERR (a rendezvous's completion message lost, the tagged messages stalled).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"mlx5", "efa"})
+    void aPeerTheHostDoesNotRunForLongerThanTheRetryTimeoutIsSlowNotLost(String personality) throws Exception {
+        String job = job("stopped");
+        long retryMillis = 300;
+        try (Child c = new Child(personality, job);
+             Local l = new Local(FabricPeer.device(personality, job).retryTimeoutMillis(retryMillis));
+             SendWorkRequests w = new SendWorkRequests(4, 1)) {
+            l.connect(c);
+            c.command("RECV 2 64");
+            fill(l.mem, 0, 64, 7);
+            fill(l.mem, 64, 64, 8);
+            signal("STOP", c.process.pid());
+            try {
+                l.add(w, 1, Opcode.SEND, SendFlags.SIGNALED, 0, 64, 0, 0);
+                l.add(w, 2, Opcode.SEND, SendFlags.SIGNALED, 64, 64, 0, 0);
+                assertEquals(0, l.qp.postSend(w));
+                try (WorkCompletions wc = new WorkCompletions(4)) {
+                    for (long end = System.nanoTime() + 4 * retryMillis * 1_000_000L; System.nanoTime() < end; ) {
+                        int n = l.cq.poll(wc, 4);
+                        assertEquals(0, n, () -> "nothing completes while the peer is stopped; got status "
+                                + WcStatus.name(wc.status(0)));
+                        Thread.sleep(1);
+                    }
+                }
+                assertEquals(QpState.RTS, l.qp.state());
+            } finally {
+                signal("CONT", c.process.pid());
+            }
+            for (long[] wc : l.poll(2)) {
+                assertEquals(WcStatus.SUCCESS, (int) wc[1], "wr " + wc[0] + " once the peer runs again");
+            }
+            List<long[]> rx = c.poll(2);
+            assertEquals(2, rx.size());
+            for (long[] wc : rx) {
+                assertEquals(WcStatus.SUCCESS, (int) wc[1]);
+            }
+            List<byte[]> got = List.of(c.dump(FabricPeer.MEM / 2, 64), c.dump(FabricPeer.MEM / 2 + 64, 64));
+            assertTrue(got.stream().anyMatch(b -> Arrays.equals(b, pattern(64, 7)))
+                    && got.stream().anyMatch(b -> Arrays.equals(b, pattern(64, 8))), "both payloads arrived");
+        }
+    }
+
+    private static void signal(String sig, long pid) throws Exception {
+        Process k = new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).inheritIO().start();
+        assertEquals(0, k.waitFor(), "kill -" + sig + " " + pid);
     }
 
     @Test
