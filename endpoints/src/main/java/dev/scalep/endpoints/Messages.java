@@ -265,25 +265,7 @@ public final class Messages {
     }
 
     private int eager(RankEndpoint r, int rank, int tag, MemorySegment src, long off, long length) {
-        if (!room(rank)) {
-            progress();
-            if (!room(rank)) {
-                return BACK_PRESSURED;
-            }
-        }
-        long seq = nextSeq[rank];
-        long at = stagingAt(rank, seq);
-        MemorySegment st = hub.staging;
-        header(st, at, MessageHub.EAGER, 0, tag, seq, length, rank);
-        MemorySegment.copy(src, off, st, at + MessageHub.HEADER, length);
-        Endpoint e = r.to(rank);
-        int rc = e.stageMessage(Endpoint.FLUSH_ID, st.address() + at, MessageHub.HEADER + (int) length,
-                hub.stagingLkey[r.keyIndex(rank)], false);
-        if (rc != Endpoint.OK) {
-            return rc == Endpoint.BACK_PRESSURED ? BACK_PRESSURED : -rc;
-        }
-        sent(rank); // posted with the postlist, or at this slot's next progress (any call here), flush or barrier
-        return COMPLETED;
+        return stageEager(r, rank, MessageHub.EAGER, tag, 0, 0, src, off, length);
     }
 
     /**
@@ -291,7 +273,18 @@ public final class Messages {
      * in the tag field and the two header words at +40 and +48. The caller checked the arguments.
      */
     int active(int rank, int id, long header0, long header1, MemorySegment src, long off, long length) {
-        RankEndpoint r = re;
+        return stageEager(re, rank, MessageHub.AM, id, header0, header1, src, off, length);
+    }
+
+    /**
+     * Stage one eager message of {@code kind} (EAGER or AM) to {@code rank}: the header (with
+     * {@code tag} and the two words at +40 and +48, which an eager message leaves 0) and
+     * {@code length} bytes of {@code src} copied into this pair's staging slot, staged on the
+     * endpoint that reaches the rank. Returns {@link #COMPLETED}, {@link #BACK_PRESSURED} or a
+     * negative errno.
+     */
+    private int stageEager(RankEndpoint r, int rank, byte kind, int tag, long word0, long word1, MemorySegment src,
+            long off, long length) {
         if (!room(rank)) {
             progress();
             if (!room(rank)) {
@@ -301,16 +294,16 @@ public final class Messages {
         long seq = nextSeq[rank];
         long at = stagingAt(rank, seq);
         MemorySegment st = hub.staging;
-        header(st, at, MessageHub.AM, 0, id, seq, length, rank);
-        st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 40, header0);
-        st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, header1);
+        header(st, at, kind, 0, tag, seq, length, rank);
+        st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 40, word0);
+        st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, word1);
         MemorySegment.copy(src, off, st, at + MessageHub.HEADER, length);
         int rc = r.to(rank).stageMessage(Endpoint.FLUSH_ID, st.address() + at, MessageHub.HEADER + (int) length,
                 hub.stagingLkey[r.keyIndex(rank)], false);
         if (rc != Endpoint.OK) {
             return rc == Endpoint.BACK_PRESSURED ? BACK_PRESSURED : -rc;
         }
-        sent(rank);
+        sent(rank); // posted with the postlist, or at this slot's next progress (any call here), flush or barrier
         return COMPLETED;
     }
 
