@@ -18,7 +18,10 @@ import java.lang.foreign.ValueLayout;
  * <p><b>Dispatch.</b> A message reaches the slot of the same index on the destination rank (as
  * {@link Messages}). Its handler runs in that slot's progress ({@link #progress()},
  * {@link Messages#progress()}, and {@link Messages#test}/{@link Messages#waitFor}/{@link Messages#probe},
- * which progress), in the thread holding the slot, with an {@link ActiveMessage} that is valid only
+ * which progress), in the thread holding the slot (or, in a world opened with
+ * {@link ProgressMode#THREAD}, in the rank's progress thread while the slot's thread makes no call:
+ * never two handlers of a slot at once, nor a handler alongside the slot's own calls; what a handler
+ * writes is visible to the slot's thread after its next call), with an {@link ActiveMessage} that is valid only
  * during the call: its payload is a read-only view of the receive ring; copy to keep. A handler
  * may send (active or tagged messages) and {@link ActiveMessage#reply}; a call that progresses from
  * inside a handler polls the device but runs no other handler (they run after it returns). A
@@ -101,7 +104,17 @@ public final class ActiveMessages {
         if (handlers[id] != null) {
             throw new IllegalStateException("register: handler id " + id + " of thread slot " + slot + " is taken");
         }
-        handlers[id] = handler;
+        SlotGuard g = messages.endpoint().guard;
+        if (g == null) {
+            handlers[id] = handler;
+            return;
+        }
+        g.enter(); // a progress thread may be dispatching this slot's messages
+        try {
+            handlers[id] = handler;
+        } finally {
+            g.exit();
+        }
     }
 
     /** Whether a handler is registered under {@code id} on this slot. */

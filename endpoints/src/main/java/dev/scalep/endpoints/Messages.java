@@ -62,6 +62,15 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * a thread's messages move only while some sharer progresses ({@link RankEndpoint#progress()},
  * {@link RankEndpoint#barrier()} or any call here).
  *
+ * <p><b>Attentiveness.</b> A slot whose thread computes without calling anything here or on its
+ * {@link RankEndpoint} is inattentive: messages for it wait in its receive ring, its credits do
+ * not come back (a peer past them gets {@link #BACK_PRESSURED}), rendezvous sends to it are not
+ * read and its active-message handlers do not run, until it calls again. A world opened with
+ * {@link ProgressMode#THREAD} runs a progress thread per rank that progresses such a slot while
+ * its thread computes (never at the same time as one of its calls): receives then complete and
+ * handlers run in that thread, so a receive into a {@link MemorySegment} confined to a thread is
+ * refused there (use a shared or global arena, or a window).
+ *
  * <p><b>Active messages</b> ({@link ActiveMessages}, {@link RankEndpoint#activeMessages()}) travel
  * in the same per-pair sequence with the same credits; their handlers run in this slot's progress.
  * Messages a faulty or hostile peer sends are refused and counted ({@link #refused(int)}).
@@ -225,6 +234,19 @@ public final class Messages {
 
     /** {@link #send(int, int, Window, long, long)} with any tag, the reserved ones included ({@link Collectives}). */
     int sendAnyTag(int rank, int tag, Window source, long offset, long length) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return sendAnyTagEntered(rank, tag, source, offset, length);
+        }
+        g.enter();
+        try {
+            return sendAnyTagEntered(rank, tag, source, offset, length);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int sendAnyTagEntered(int rank, int tag, Window source, long offset, long length) {
         RankEndpoint r = bound("send");
         checkRank("send", rank);
         source.checkRange("send", r.rank(), offset, length);
@@ -283,7 +305,20 @@ public final class Messages {
      * endpoint that reaches the rank. Returns {@link #COMPLETED}, {@link #BACK_PRESSURED} or a
      * negative errno.
      */
-    private int stageEager(RankEndpoint r, int rank, byte kind, int tag, long word0, long word1, MemorySegment src,
+    private int stageEager(RankEndpoint r, int rank, byte kind, int tag, long word0, long word1, MemorySegment src, long off, long length) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return stageEagerEntered(r, rank, kind, tag, word0, word1, src, off, length);
+        }
+        g.enter();
+        try {
+            return stageEagerEntered(r, rank, kind, tag, word0, word1, src, off, length);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int stageEagerEntered(RankEndpoint r, int rank, byte kind, int tag, long word0, long word1, MemorySegment src,
             long off, long length) {
         if (!room(rank)) {
             progress();
@@ -409,6 +444,12 @@ public final class Messages {
                     + (destination == null ? "a null segment" : "the destination of " + destination.byteSize() + " bytes")
                     + " (nothing posted)");
         }
+        SlotGuard g = guard();
+        if (g != null && !destination.isAccessibleBy(g.attendant())) {
+            throw new IllegalArgumentException("recv: the destination is confined to another thread, and with a progress "
+                    + "thread (ProgressMode.THREAD) a receive may complete in it: use memory of a shared or global arena, "
+                    + "or a window (nothing posted)");
+        }
         return postRecv(source, tag, tagMask, destination, null, offset, capacity);
     }
 
@@ -427,6 +468,19 @@ public final class Messages {
     }
 
     private int postRecv(int src, int t, int m, MemorySegment dst, Window w, long off, long cap) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return postRecvEntered(src, t, m, dst, w, off, cap);
+        }
+        g.enter();
+        try {
+            return postRecvEntered(src, t, m, dst, w, off, cap);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int postRecvEntered(int src, int t, int m, MemorySegment dst, Window w, long off, long cap) {
         if (src != ANY_SOURCE) {
             checkRank("recv", src);
         }
@@ -582,6 +636,19 @@ public final class Messages {
      * {@code out} and a receive posted now takes it (or an earlier matching one from that source).
      */
     public boolean probe(int source, int tag, int tagMask, MessageStatus out) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return probeEntered(source, tag, tagMask, out);
+        }
+        g.enter();
+        try {
+            return probeEntered(source, tag, tagMask, out);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean probeEntered(int source, int tag, int tagMask, MessageStatus out) {
         bound("probe");
         checkTag("probe", tag);
         if (source != ANY_SOURCE) {
@@ -610,6 +677,19 @@ public final class Messages {
      * cancelled).
      */
     public boolean cancel(int request) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return cancelEntered(request);
+        }
+        g.enter();
+        try {
+            return cancelEntered(request);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean cancelEntered(int request) {
         bound("cancel");
         checkRequest("cancel", request);
         if (request == COMPLETED || state[request] != RECV_POSTED) {
@@ -633,6 +713,19 @@ public final class Messages {
      * {@code out} and the handle is free again.
      */
     public boolean test(int request, MessageStatus out) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return testEntered(request, out);
+        }
+        g.enter();
+        try {
+            return testEntered(request, out);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean testEntered(int request, MessageStatus out) {
         bound("test");
         checkRequest("test", request);
         if (request == COMPLETED) {
@@ -661,6 +754,19 @@ public final class Messages {
      * closed and completes with {@link MessageStatus#PEER_LOST}, its source naming that rank.
      */
     public boolean waitFor(int request, MessageStatus out) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return waitForEntered(request, out);
+        }
+        g.enter();
+        try {
+            return waitForEntered(request, out);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean waitForEntered(int request, MessageStatus out) {
         long start = System.nanoTime();
         long deadline = start + WAIT_NANOS;
         long probe = start + PROBE_NANOS;
@@ -723,7 +829,26 @@ public final class Messages {
      * order, and send the credits and rendezvous completions that wait for room. Does not allocate.
      */
     public void progress() {
+        progressCounted();
+    }
+
+    /** {@link #progress()}, returning the messages it took from the inbox (the progress thread's measure of work). */
+    int progressCounted() {
         RankEndpoint r = bound("progress");
+        SlotGuard g = r.guard;
+        if (g == null) {
+            return progressIn(r);
+        }
+        g.enter();
+        try {
+            return progressIn(r);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int progressIn(RankEndpoint r) {
+        int taken = 0;
         Endpoint[] eps = r.distinct();
         for (Endpoint e : eps) {
             post(e);
@@ -738,7 +863,7 @@ public final class Messages {
             finCount--;
         }
         if (dispatching) {
-            return; // called from inside a handler: the inbox waits for the handler to return
+            return 0; // called from inside a handler: the inbox waits for the handler to return
         }
         for (int rank = 0; rank < ranks; rank++) {
             for (;;) {
@@ -748,6 +873,7 @@ public final class Messages {
                     break;
                 }
                 arrived[rank] = seq + 1;
+                taken++;
                 if (inbox.get(ValueLayout.JAVA_BYTE, (long) idx * s + 4) == MessageHub.AM) {
                     dispatch(rank, idx);
                     continue;
@@ -763,6 +889,13 @@ public final class Messages {
             }
             returnCredits(rank);
         }
+        return taken;
+    }
+
+    /** The guard of the bound slot where a progress thread runs, else null. */
+    private SlotGuard guard() {
+        RankEndpoint r = re;
+        return r == null ? null : r.guard;
     }
 
     /**
