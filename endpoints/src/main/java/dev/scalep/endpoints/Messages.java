@@ -254,6 +254,17 @@ public final class Messages {
         if (length <= threshold) {
             return eager(r, rank, tag, source.local(), offset, length);
         }
+        return stageRendezvous(r, rank, MessageHub.RTS, tag, source, offset, length, 0, 0);
+    }
+
+    /**
+     * Stage a rendezvous request of {@code kind} (RTS, or AM_RTS with the two header words in its
+     * body) for {@code length} bytes at {@code offset} of this rank's part of {@code source}: a
+     * request handle that completes with the receiver's FIN, or {@link #BACK_PRESSURED}, or a
+     * negative errno.
+     */
+    private int stageRendezvous(RankEndpoint r, int rank, byte kind, int tag, Window source, long offset, long length,
+                                long word0, long word1) {
         if (!room(rank)) {
             progress();
             if (!room(rank)) {
@@ -267,12 +278,18 @@ public final class Messages {
         long seq = nextSeq[rank];
         long at = stagingAt(rank, seq);
         MemorySegment st = hub.staging;
-        header(st, at, MessageHub.RTS, 0, tag, seq, length, rank);
+        header(st, at, kind, 0, tag, seq, length, rank);
         st.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 40, (short) source.id);
         st.set(ValueLayout.JAVA_INT_UNALIGNED, at + 44, q);
         st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, offset);
+        int bytes = MessageHub.HEADER;
+        if (kind == MessageHub.AM_RTS) {
+            st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + bytes, word0);
+            st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + bytes + 8, word1);
+            bytes += MessageHub.AM_RTS_BODY;
+        }
         fin.set(q, 0);
-        int rc = r.to(rank).stageMessage(Endpoint.FLUSH_ID, st.address() + at, MessageHub.HEADER,
+        int rc = r.to(rank).stageMessage(Endpoint.FLUSH_ID, st.address() + at, bytes,
                 hub.stagingLkey[r.keyIndex(rank)], false);
         if (rc != Endpoint.OK) {
             release(q);
@@ -342,6 +359,39 @@ public final class Messages {
         return COMPLETED;
     }
 
+    /**
+     * An active message whose payload is {@code length} bytes at {@code off} of this rank's part of
+     * {@code source} ({@link ActiveMessages}): eager up to {@link #rendezvousThreshold()} (copied;
+     * {@link #COMPLETED}), else a rendezvous request the receiver pulls before the handler runs (a
+     * request handle that completes when it has; leave the bytes unchanged until then). The caller
+     * checked the arguments.
+     */
+    int active(int rank, int id, long header0, long header1, Window source, long off, long length) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return activeEntered(rank, id, header0, header1, source, off, length);
+        }
+        g.enter();
+        try {
+            return activeEntered(rank, id, header0, header1, source, off, length);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int activeEntered(int rank, int id, long header0, long header1, Window source, long off, long length) {
+        RankEndpoint r = re;
+        if (length <= threshold) {
+            return stageEager(r, rank, MessageHub.AM, id, header0, header1, source.local(), off, length);
+        }
+        if (s < MessageHub.HEADER + MessageHub.AM_RTS_BODY) {
+            throw new IllegalArgumentException("send: a rendezvous active message needs receive slots of at least "
+                    + (MessageHub.HEADER + MessageHub.AM_RTS_BODY) + " bytes (these have " + s
+                    + "; EndpointOptions.withBuffers; nothing sent)");
+        }
+        return stageRendezvous(r, rank, MessageHub.AM_RTS, id, source, off, length, header0, header1);
+    }
+
     /** This slot's active messages, made on first use. */
     ActiveMessages active() {
         ActiveMessages a = active;
@@ -361,7 +411,9 @@ public final class Messages {
     private void dispatch(int rank, int idx) {
         dispatching = true;
         try {
-            if (active == null) {
+            if (inbox.get(ValueLayout.JAVA_BYTE, (long) idx * s + 4) == MessageHub.AM_RTS) {
+                dispatchRendezvous(rank, idx);
+            } else if (active == null) {
                 hub.refuse(MessageRefusal.HANDLER);
             } else {
                 active.dispatch(rank, idx);
@@ -369,6 +421,34 @@ public final class Messages {
         } finally {
             dispatching = false;
             consume(rank, idx);
+        }
+    }
+
+    /**
+     * A rendezvous active message: pull its payload into the slot's rendezvous buffer
+     * ({@link ActiveMessages#rendezvousBuffer}), tell the sender, then run the handler on a view
+     * of it. Without a handler for its id, or without a buffer that holds it, the handler does not
+     * run, the message is counted refused (HANDLER, OVERSIZE) and the send completes with
+     * {@link MessageStatus#REMOTE_ERROR}.
+     */
+    private void dispatchRendezvous(int rank, int idx) {
+        long at = (long) idx * s;
+        int id = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
+        long len = inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 24);
+        long sreq = Integer.toUnsignedLong(inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 44));
+        ActiveMessages a = active;
+        int status = MessageStatus.REMOTE_ERROR;
+        if (a == null || !a.registered(id)) {
+            hub.refuse(MessageRefusal.HANDLER);
+        } else if (!a.holds(len)) {
+            hub.refuse(MessageRefusal.OVERSIZE);
+        } else if (pull(rank, Short.toUnsignedInt(inbox.get(ValueLayout.JAVA_SHORT_UNALIGNED, at + 40)),
+                inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 48), a.landing(), a.landingOffset(), len)) {
+            status = MessageStatus.OK;
+        }
+        finish(rank, sreq, status);
+        if (status == MessageStatus.OK) {
+            a.dispatchPulled(rank, idx, len);
         }
     }
 
@@ -874,7 +954,8 @@ public final class Messages {
                 }
                 arrived[rank] = seq + 1;
                 taken++;
-                if (inbox.get(ValueLayout.JAVA_BYTE, (long) idx * s + 4) == MessageHub.AM) {
+                byte kind = inbox.get(ValueLayout.JAVA_BYTE, (long) idx * s + 4);
+                if (kind == MessageHub.AM || kind == MessageHub.AM_RTS) {
                     dispatch(rank, idx);
                     continue;
                 }
