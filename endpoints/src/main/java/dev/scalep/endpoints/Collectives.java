@@ -358,11 +358,12 @@ public final class Collectives {
             long now = System.nanoTime();
             if (deadline == 0) {
                 deadline = now + 60_000_000_000L;
+                re.idle().reset();
             } else if (now - deadline > 0) {
                 throw new IllegalStateException(what + ": send of " + len + " bytes to rank " + to
                         + " stayed back-pressured for 60 s (rank " + me + ", slot " + re.index() + ")");
             }
-            Thread.onSpinWait();
+            re.idle().idle();
         }
         if (q < 0) {
             throw new IllegalStateException(what + ": send of " + len + " bytes to rank " + to + " failed: errno " + (-q));
@@ -378,7 +379,7 @@ public final class Collectives {
     private void await(String what, int q, int peer, long expect) {
         if (!m.waitFor(q, st)) {
             throw new IllegalStateException(what + ": no completion from rank " + peer + " in 60 s (rank " + me
-                    + ", slot " + re.index() + ")");
+                    + ", slot " + re.index() + "; " + m.describe(peer) + ")");
         }
         if (st.error() != MessageStatus.OK) {
             throw new IllegalStateException(what + ": the message with rank " + peer + " completed with "

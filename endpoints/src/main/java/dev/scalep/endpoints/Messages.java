@@ -1,5 +1,7 @@
 package dev.scalep.endpoints;
 
+import org.agrona.concurrent.IdleStrategy;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.concurrent.atomic.AtomicIntegerArray;
@@ -850,6 +852,8 @@ public final class Messages {
         long start = System.nanoTime();
         long deadline = start + WAIT_NANOS;
         long probe = start + PROBE_NANOS;
+        IdleStrategy idle = bound("waitFor").idle();
+        idle.reset();
         for (int spins = 1; !test(request, out); spins++) {
             long now = System.nanoTime();
             if (now - deadline > 0) {
@@ -864,10 +868,8 @@ public final class Messages {
                     }
                     probe = System.nanoTime() + PROBE_NANOS;
                 }
-                Thread.yield(); // the message may need another thread (a sharer, the peer rank) to run
-            } else {
-                Thread.onSpinWait();
             }
+            idle.idle(); // the message may need another thread (a sharer, the peer rank) to run
         }
         return true;
     }
@@ -1030,6 +1032,32 @@ public final class Messages {
     /** Control staging entry {@code entry} is free (its send completed; called by this slot's thread). */
     void controlDone(int entry) {
         controlBusy[entry] = false;
+    }
+
+    /**
+     * What this slot knows of its stream with {@code rank}, for an error that says why a wait did
+     * not end: sequence numbers sent and credited, arrived and consumed, the endpoint's unfinished
+     * work and first error, and the rank's refusals. Control path (allocates).
+     */
+    String describe(int rank) {
+        StringBuilder b = new StringBuilder(160);
+        b.append("to rank ").append(rank).append(": sent ").append(nextSeq[rank]).append(", credited ")
+                .append(creditFrom.get(rank)).append("; from it: arrived ").append(arrived[rank]).append(", consumed ")
+                .append(head[rank]).append(", credit returned ").append(creditSent[rank]);
+        RankEndpoint r = re;
+        if (r != null) {
+            Endpoint e = r.to(rank);
+            b.append("; endpoint ").append(e.index()).append(": ").append(e.outstanding()).append(" outstanding, ")
+                    .append(e.staged()).append(" staged, first error ").append(e.firstErrorStatus());
+        }
+        b.append("; ").append(MessageHub.REQUESTS - freeCount).append(" requests of this slot open");
+        for (int reason = MessageRefusal.NONE + 1; reason < MessageRefusal.REASONS; reason++) {
+            long c = hub.refused(reason);
+            if (c != 0) {
+                b.append("; refused ").append(MessageRefusal.name(reason)).append(' ').append(c);
+            }
+        }
+        return b.toString();
     }
 
     // ---- requests and checks -------------------------------------------------------------------

@@ -3,6 +3,8 @@ package dev.scalep.endpoints;
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
 
+import org.agrona.concurrent.IdleStrategy;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
@@ -53,6 +55,8 @@ public final class RankEndpoint implements AutoCloseable {
     MessageHub hub;
     /** The slot's guard against the rank's progress thread ({@link ProgressMode#THREAD}), else null. */
     final SlotGuard guard;
+    /** How this slot's waits idle (reset at the start of each): {@link WorldEndpoints#oversubscribed()}. */
+    private final IdleStrategy idle;
 
     RankEndpoint(WorldEndpoints owner, int index, Endpoint[] byRank, boolean shared, int me, int[] managerOrdinal,
                  int qpsPerManager, int maxChunk, boolean writeImm, long scratch, int[] scratchLkey,
@@ -70,6 +74,7 @@ public final class RankEndpoint implements AutoCloseable {
         this.atomics = owner.atomics();
         this.scratchLkey = scratchLkey;
         this.emulation = emulation;
+        this.idle = owner.waitIdle();
         List<Endpoint> d = new ArrayList<>();
         for (Endpoint e : byRank) {
             if (e != null && !d.contains(e)) {
@@ -173,6 +178,11 @@ public final class RankEndpoint implements AutoCloseable {
     /** Index into the keys of memory registered on every PD ({@code lkey[o * qps + k]}) for the endpoint reaching {@code rank}. */
     int keyIndex(int rank) {
         return lkeyBase[rank] + qpOf[rank];
+    }
+
+    /** How this slot's waits idle; the waiting method resets it first. Only the slot's thread uses it. */
+    IdleStrategy idle() {
+        return idle;
     }
 
     /** This thread's slot, 0..threads-1: it is connected to the same slot on every other rank. */
@@ -665,7 +675,8 @@ public final class RankEndpoint implements AutoCloseable {
             return false;
         }
         int n = ranks * slots;
-        for (int i = 0, spins = 0; i < n; ) {
+        idle.reset();
+        for (int i = 0; i < n; ) {
             if ((long) ARRIVAL.getVolatile(local, 8L * i) >= epoch) {
                 i++;
                 continue;
@@ -674,11 +685,7 @@ public final class RankEndpoint implements AutoCloseable {
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
-            if ((++spins & 63) == 0) {
-                Thread.yield();
-            } else {
-                Thread.onSpinWait();
-            }
+            idle.idle();
         }
         // Everyone flushed before arriving, so no request reaches this rank any more: what is left
         // here is replies to emulated atomics that were served and not yet completed.
@@ -817,16 +824,13 @@ public final class RankEndpoint implements AutoCloseable {
         if (emulation == null) {
             return true;
         }
-        for (int spins = 1; emulatedPending() > 0; spins++) {
+        idle.reset();
+        while (emulatedPending() > 0) {
             progressAll();
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
-            if ((spins & 63) == 0) {
-                Thread.yield(); // the replies need other threads (the targets') to run
-            } else {
-                Thread.onSpinWait();
-            }
+            idle.idle(); // the replies need other threads (the targets') to run
         }
         return emulation.error(index) == 0;
     }

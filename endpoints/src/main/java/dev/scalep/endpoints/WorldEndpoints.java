@@ -13,6 +13,8 @@ import dev.scalep.verbs.ResourceUsage;
 import dev.scalep.verbs.VerbsException;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -126,6 +128,10 @@ public final class WorldEndpoints implements AutoCloseable {
     private ProgressAgent progressAgent;
     private AgentRunner progressRunner;
 
+    /** Spins of a waiting thread slot before it starts yielding when the node is not oversubscribed. */
+    private static final int SPINS_BEFORE_YIELD = 4096;
+    private final boolean oversubscribed;
+
     private WorldEndpoints(World world, QpType qpType, int threads, Device device) {
         this.world = world;
         this.qpType = qpType;
@@ -136,6 +142,28 @@ public final class WorldEndpoints implements AutoCloseable {
         this.taken = new boolean[threads];
         this.barrierEpoch = new long[threads];
         this.collectives = new Collectives[threads];
+        int here = 0;
+        for (int r = 0; r < world.size(); r++) {
+            if (world.node(r) == world.node(world.rank())) {
+                here++;
+            }
+        }
+        this.oversubscribed = (long) here * threads > Runtime.getRuntime().availableProcessors();
+    }
+
+    /**
+     * Whether this node runs more thread slots (its ranks times their threads) than it has
+     * processors. Then a thread that waits ({@link Messages#waitFor}, a collective, a barrier,
+     * a flush of emulated atomics) yields the processor at every look instead of spinning, as
+     * MPI libraries do when oversubscribed: the rank it waits for may need this very core to run.
+     */
+    public boolean oversubscribed() {
+        return oversubscribed;
+    }
+
+    /** A new idle strategy for one thread slot's waits: see {@link #oversubscribed()}. */
+    IdleStrategy waitIdle() {
+        return oversubscribed ? new YieldingIdleStrategy() : new BackoffIdleStrategy(SPINS_BEFORE_YIELD, Long.MAX_VALUE, 1, 1);
     }
 
     /**

@@ -21,6 +21,7 @@ import java.util.stream.Stream;
 
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -113,6 +114,25 @@ class WorldEndpointsTest {
             }
             assertThrows(IllegalArgumentException.class, () -> AllToAllCheck.run(eps, 1, 1000));
         }
+    }
+
+    @Test
+    @Timeout(60)
+    void waitsYieldWhenTheNodeRunsMoreSlotsThanProcessors() throws Exception {
+        int cpus = Runtime.getRuntime().availableProcessors();
+        World one = LocalWorld.create(1).get(0);
+        try (WorldEndpoints eps = WorldEndpoints.open(one, Devices.byName("sim:mlx5"), SharingConfig.parse("static"), 1, OPTS)) {
+            assertFalse(eps.oversubscribed(), "one rank of one thread on " + cpus + " processors");
+        }
+        // two ranks of this JVM (one node) with one thread more than half the processors each
+        int threads = cpus / 2 + 1;
+        List<Object> flags = LocalRanks.run(2, 30_000, w -> {
+            try (WorldEndpoints eps = WorldEndpoints.open(w, Devices.byName("sim:mlx5"), SharingConfig.parse("static"),
+                    threads, OPTS)) {
+                return eps.oversubscribed();
+            }
+        });
+        assertEquals(List.of(true, true), flags, "2 ranks x " + threads + " threads on " + cpus + " processors");
     }
 
     @Test

@@ -88,6 +88,9 @@ final class RemotePath {
     private int checkedQpn;
     private int checkedNeed;
     private long checkedRun = -1;
+    /** Per peer process: its ring's consumer position when last looked at, and when that position last moved. */
+    private final long[] peerTaken = new long[FabricLayout.MAX_PROCS];
+    private final long[] peerMovedAt = new long[FabricLayout.MAX_PROCS];
 
     /** The path of QP {@code qpn} (of type {@code type}, on fabric-joined {@code dev}) whose send queue is {@code sl}. */
     RemotePath(QpRequester qp, int qpn, QpType type, SimDevice dev, SendSlots sl, int cap) {
@@ -200,7 +203,7 @@ final class RemotePath {
             return WAIT;
         }
         if ((long) SEQ.getAcquire(answered, s) != sl.seq(s) + 1) {
-            if (fabric.peerGone(procOfQpn(pipeDst)) || System.nanoTime() - sentAt[s] > dev.retryTimeoutNanos()) {
+            if (timedOut(sentAt[s], procOfQpn(pipeDst))) {
                 pipeTake();
                 return WcStatus.RETRY_EXC_ERR;
             }
@@ -254,6 +257,36 @@ final class RemotePath {
     }
 
     /**
+     * Whether a request waiting since {@code since} (sent, or waiting for room in the ring) for
+     * process {@code peer} has waited out the retry timeout: the peer is gone, or for a whole
+     * timeout its NIC took nothing from its ring. A simulated NIC runs only when its process runs,
+     * so time the OS gave neither process is not the peer's silence: the clock restarts whenever
+     * the peer's ring moves, and never expires while this process's own ring holds answers not yet
+     * read (its own NIC did not run either).
+     */
+    private boolean timedOut(long since, int peer) {
+        if (fabric.peerGone(peer)) {
+            return true;
+        }
+        long now = System.nanoTime();
+        long timeout = dev.retryTimeoutNanos();
+        if (now - since <= timeout) {
+            return false;
+        }
+        long taken = fabric.ring(peer).consumerPosition();
+        if (taken != peerTaken[peer] || peerMovedAt[peer] == 0) {
+            peerTaken[peer] = taken;
+            peerMovedAt[peer] = now | 1;
+            return false;
+        }
+        if (now - peerMovedAt[peer] <= timeout) {
+            return false;
+        }
+        ManyToOneRingBuffer own = fabric.ownRing();
+        return own.producerPosition() == own.consumerPosition() || dev.fabricFailure() != null;
+    }
+
+    /**
      * Write RC slot s's request into peer QP dqpn's ring: 0 when sent (its clock started),
      * {@link #WAIT} while the ring is full (for one retry timeout at most), else the status to
      * complete it with.
@@ -276,7 +309,7 @@ final class RemotePath {
             long now = System.nanoTime() | 1;
             if (fullSince[s] == 0) {
                 fullSince[s] = now;
-            } else if (now - fullSince[s] > dev.retryTimeoutNanos() || fabric.peerGone(procOfQpn(dqpn))) {
+            } else if (timedOut(fullSince[s], procOfQpn(dqpn))) {
                 fullSince[s] = 0; // a ring that never drains (a stuck or scribbled peer) is a lost peer
                 return WcStatus.RETRY_EXC_ERR;
             }
@@ -439,7 +472,7 @@ final class RemotePath {
                 long now = System.nanoTime() | 1;
                 if (fullSince[s] == 0) {
                     fullSince[s] = now;
-                } else if (now - fullSince[s] > dev.retryTimeoutNanos() || fabric.peerGone(procOfQpn(dqpn))) {
+                } else if (timedOut(fullSince[s], procOfQpn(dqpn))) {
                     fullSince[s] = 0; // a ring that never drains (a stuck or scribbled peer) is a lost peer
                     return WcStatus.RETRY_EXC_ERR;
                 }
@@ -453,7 +486,7 @@ final class RemotePath {
         }
         long want = sl.seq(s) + 1;
         if ((long) SEQ.getAcquire(answered, s) != want) {
-            if (fabric.peerGone(procOfQpn(dqpn)) || System.nanoTime() - sentAt[s] > dev.retryTimeoutNanos()) {
+            if (timedOut(sentAt[s], procOfQpn(dqpn))) {
                 sentAt[s] = 0;
                 return WcStatus.RETRY_EXC_ERR;
             }
