@@ -13,6 +13,7 @@ import dev.scalep.endpoints.WorldEndpoints;
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
+import dev.scalep.verbs.WcStatus;
 import org.HdrHistogram.Histogram;
 
 import java.lang.foreign.MemorySegment;
@@ -181,6 +182,7 @@ public final class Perftest {
         try (WorldEndpoints we = WorldEndpoints.open(world, device, cfg, threads, opts)) {
             Window target = we.allocateWindow(slot * threads);
             Window local = we.allocateWindow(slot * threads);
+            Result result;
             try {
                 world.barrier();
                 double[] seconds = new double[threads];
@@ -232,13 +234,28 @@ public final class Perftest {
                 String error = f == null ? "" : String.valueOf(f.getMessage() != null ? f.getMessage() : f);
                 world.barrier(); // the initiator's operations are complete at the target
                 String detail = me == 1 ? check(p, target, threads, slot) : "";
-                return combine(world, p, seconds, hist, error, detail);
-            } finally {
-                world.barrier();
-                local.close();
-                target.close();
+                result = combine(world, p, seconds, hist, error, detail);
+            } catch (Throwable t) {
+                try { // the windows as below, without hiding why the run failed
+                    closeWindows(world, local, target);
+                } catch (RuntimeException e) {
+                    t.addSuppressed(e);
+                }
+                throw t;
             }
+            closeWindows(world, local, target);
+            return result;
         }
+    }
+
+    /**
+     * After both ranks' workers ended (each released its endpoint, which waited for what it left
+     * in flight), close the windows: nothing names them any more.
+     */
+    private static void closeWindows(World world, Window local, Window target) {
+        world.barrier();
+        local.close();
+        target.close();
     }
 
     /** On the target after an atomic test: each thread's word holds what its operations made of it. */
@@ -603,6 +620,7 @@ public final class Perftest {
                 re.poll(c); // completions of this side's puts, so its send queue drains
                 if (++spins == 4096) {
                     spins = 0;
+                    Thread.yield(); // the peer is late: on an oversubscribed machine, let it (or its NIC agent) run
                     long now = System.nanoTime();
                     if (deadline == 0) {
                         deadline = now + TIMEOUT_NANOS;
@@ -615,8 +633,9 @@ public final class Perftest {
 
         private void flush() {
             if (!re.flush()) {
-                throw new IllegalStateException(test.label() + ": an operation to rank " + peer + " failed or did not complete "
-                        + "in 60 s: " + Endpoint.outcomeName(re.firstErrorStatus(peer)));
+                int status = re.firstErrorStatus(peer);
+                throw new IllegalStateException(test.label() + ": an operation to rank " + peer + (status != 0
+                        ? " failed with " + WcStatus.name(status) : " did not complete in 60 s"));
             }
         }
 

@@ -72,6 +72,27 @@ class PerftestCommandTest {
         assertEquals(1, r.lines().stream().filter(l -> l.startsWith("Final:")).count(), r.output());
     }
 
+    /**
+     * Every one-sided test between two processes at a few iterations: the last operations of a
+     * run (a ping-pong's last puts, a stream's tail) are complete before the windows close, so
+     * each run ends with its one result and the atomics add up.
+     */
+    @ParameterizedTest(name = "mpirun -np 2 perftest -t {0} -n 10 on {1}")
+    @CsvSource({"ucp_put_lat, sim:mlx5", "ucp_put_bw, sim:mlx5", "ucp_get, sim:mlx5", "ucp_add, sim:mlx5",
+            "ucp_fadd, sim:mlx5", "ucp_swap, sim:mlx5", "ucp_cswap, sim:mlx5", "ucp_put_lat, sim:efa", "ucp_put_bw, sim:efa",
+            "ucp_get, sim:efa", "ucp_add, sim:efa", "ucp_fadd, sim:efa", "ucp_swap, sim:efa", "ucp_cswap, sim:efa"})
+    void underMpirunEveryOneSidedTestEndsCleanlyAtFewIterations(String test, String device) throws Exception {
+        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", test, "-s", "8", "-n", "10",
+                "-w", "10", "--device", device, "--json")), Map.of(), 110);
+        assertEquals(0, r.exit(), r.output());
+        assertFalse(r.output().contains("internal error"), r.output());
+        String json = r.output().substring(r.output().indexOf('{'), r.output().lastIndexOf('}') + 1);
+        JsonNode j = new ObjectMapper().readTree(json);
+        assertEquals(test, j.get("test").asText(), r.output());
+        assertEquals(10, j.get("iterations").asLong(), r.output());
+        assertTrue(j.get("checked").asBoolean(), r.output());
+    }
+
     @Test
     void underMpirunTaggedMessagesRunBetweenProcesses() throws Exception {
         Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", "tag_lat", "-n", "5000",

@@ -2,6 +2,7 @@ package dev.scalep.endpoints;
 
 import dev.scalep.verbs.Errno;
 import dev.scalep.verbs.Opcode;
+import dev.scalep.verbs.WcStatus;
 
 import org.agrona.concurrent.IdleStrategy;
 
@@ -892,9 +893,15 @@ public final class RankEndpoint implements AutoCloseable {
     }
 
     /**
-     * Give this thread's endpoints back to the world (call it from the thread that acquired them,
-     * with nothing outstanding); {@code try (RankEndpoint ep = world.acquire()) {...}} does it.
-     * Idempotent.
+     * Give this thread's endpoints back to the world (call it from the thread that acquired them);
+     * {@code try (RankEndpoint ep = world.acquire()) {...}} does it. Operations still in flight
+     * (a thread that ends without flushing, or leaves its loop by an exception) are waited for
+     * first, as {@link #flush()} does, for at most {@value #CLOSE_WAIT_SECONDS} s; an operation
+     * that failed does not stop the release (its status stays in {@link #firstErrorStatus(int)}
+     * for the next holder's flush). When operations are still outstanding after that wait (a peer
+     * that does not answer), the slot is not given back and this throws
+     * {@link IllegalStateException} naming them: a window they name then refuses to close rather
+     * than free memory the device may still read or write. Idempotent once it succeeded.
      */
     @Override
     public void close() {
@@ -912,10 +919,42 @@ public final class RankEndpoint implements AutoCloseable {
     }
 
     private void closeEntered() {
-        if (!released) {
-            owner.release(this);
-            released = true;
-            clearTouchedIfQuiet();
+        if (released) {
+            return;
         }
+        if (inFlight() != 0) {
+            flush(CLOSE_WAIT_SECONDS * 1_000_000_000L);
+            long left = inFlight();
+            if (left != 0) {
+                throw new IllegalStateException("release of thread slot " + index + " of rank " + me + " (thread '"
+                        + thread.getName() + "'): " + left + " operations still in flight after " + CLOSE_WAIT_SECONDS
+                        + " s (first error status " + WcStatus.name(firstError()) + "); the slot stays acquired, "
+                        + "and the windows they name stay registered until they complete");
+            }
+        }
+        owner.release(this);
+        released = true;
+        clearTouchedIfQuiet();
+    }
+
+    /** How long {@link #close()} waits for operations still in flight. */
+    static final int CLOSE_WAIT_SECONDS = 30;
+
+    /** Requests staged or outstanding on this thread's endpoints, and emulated atomics not answered yet. */
+    private long inFlight() {
+        long n = emulatedPending();
+        for (Endpoint e : distinct) {
+            n += e.outstanding() + e.staged();
+        }
+        return n;
+    }
+
+    private int firstError() {
+        for (Endpoint e : distinct) {
+            if (e.firstErrorStatus() != 0) {
+                return e.firstErrorStatus();
+            }
+        }
+        return emulation == null ? 0 : emulation.error(index);
     }
 }

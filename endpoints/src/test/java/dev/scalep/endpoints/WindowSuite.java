@@ -60,6 +60,8 @@ final class WindowSuite {
             ran.add("ranges");
             s.closeWaitsForOperationsInFlightAndFailsWhileAnEndpointIsBusy();
             ran.add("close");
+            s.aReleaseWaitsForItsOperationsSoTheWindowCloses();
+            ran.add("release");
             s.exposedMemoryWorksAndUnreachableMemoryIsRefused(device);
             ran.add("expose");
             // on a device without RDMA atomics (sim:efa) the same calls run through the emulation
@@ -425,6 +427,51 @@ final class WindowSuite {
         w.close();
         w.close(); // idempotent
         src.close();
+    }
+
+    /**
+     * Every thread puts into every rank (its own included) and adds 1 to a word of every rank
+     * (on sim:efa, whose adds are emulated and need the target's thread to progress, of its own
+     * rank only: requests whose replies are pending), flushes nothing, and releases its endpoint
+     * (as a thread that leaves its loop by an exception does): the release waits for them, so the
+     * window closes at once on every rank, and before it closes every rank finds every thread's
+     * bytes and adds in place.
+     */
+    void aReleaseWaitsForItsOperationsSoTheWindowCloses() throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        boolean nicAtomics = eps.atomics();
+        Window w = eps.allocateWindow(8L * p * threads + 8);
+        Window src = eps.allocateWindow(8L * threads);
+        inThreads((t, ep) -> {
+            src.local().set(ValueLayout.JAVA_LONG, 8L * t, 1000L * me + t + 1);
+            for (int r = 0; r < p; r++) {
+                int rc;
+                while ((rc = ep.put(r, w, 8L * (me * threads + t), src, 8L * t, 8)) == Endpoint.BACK_PRESSURED) {
+                    ep.progress();
+                }
+                check(rc == Endpoint.OK, "put outcome " + Endpoint.outcomeName(rc));
+                if (nicAtomics || r == me) {
+                    while ((rc = ep.add(r, w, 8L * p * threads, 1)) == Endpoint.BACK_PRESSURED) {
+                        ep.progress();
+                    }
+                    check(rc == Endpoint.OK, "add outcome " + Endpoint.outcomeName(rc));
+                }
+            }
+            check(ep.pending(me) > 0, "operations in flight before the release");
+        }); // each thread's release waits for its operations
+        world.barrier();
+        for (int r = 0; r < p; r++) {
+            for (int t = 0; t < threads; t++) {
+                long got = (long) VH.getVolatile(w.local(), 8L * (r * threads + t));
+                check(got == 1000L * r + t + 1, "rank " + me + ": the put of rank " + r + " thread " + t + " holds " + got);
+            }
+        }
+        long adds = (long) VH.getVolatile(w.local(), 8L * p * threads);
+        long want = nicAtomics ? (long) p * threads : threads;
+        check(adds == want, "rank " + me + ": " + adds + " adds arrived of " + want);
+        w.close(1_000_000_000L);
+        src.close(1_000_000_000L);
     }
 
     /**

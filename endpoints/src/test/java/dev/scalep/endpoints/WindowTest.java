@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ranks, two, and one (where every operation targets the rank itself, through its loopback).
  */
 class WindowTest {
-    static final List<String> SCENARIOS = List.of("put-get", "split", "notify", "ranges", "close", "expose", "atomics",
+    static final List<String> SCENARIOS = List.of("put-get", "split", "notify", "ranges", "close", "release", "expose", "atomics",
             "atomic-errors", "barrier");
 
     static Stream<Arguments> matrix() {
