@@ -474,8 +474,8 @@ final class WindowSuite {
 
     /**
      * Every thread puts into every rank (its own included) and adds 1 to a word of every rank
-     * (on sim:efa, whose adds are emulated and need the target's thread to progress, of its own
-     * rank only: requests whose replies are pending), flushes nothing, and releases its endpoint
+     * (not on sim:efa, whose adds are emulated and are served by a slot of the target rank that
+     * may already be released), flushes nothing, and releases its endpoint
      * (as a thread that leaves its loop by an exception does): the release waits for them, so the
      * window closes at once on every rank, and before it closes every rank finds every thread's
      * bytes and adds in place.
@@ -494,7 +494,10 @@ final class WindowSuite {
                     ep.progress();
                 }
                 check(rc == Endpoint.OK, "put outcome " + Endpoint.outcomeName(rc));
-                if (nicAtomics || r == me) {
+                // Emulated atomics (no NIC atomics) are served in the progress of a slot of the target
+                // rank, and a released slot no longer progresses: one thread's release may not wait for
+                // a sibling that has already gone. So the emulation is left to the other scenarios here.
+                if (nicAtomics) {
                     while ((rc = ep.add(r, w, 8L * p * threads, 1)) == Endpoint.BACK_PRESSURED) {
                         ep.progress();
                     }
@@ -512,7 +515,7 @@ final class WindowSuite {
             }
         }
         long adds = (long) VH.getVolatile(w.local(), 8L * p * threads);
-        long want = nicAtomics ? (long) p * threads : threads;
+        long want = nicAtomics ? (long) p * threads : 0;
         check(adds == want, "rank " + me + ": " + adds + " adds arrived of " + want);
         w.close(1_000_000_000L);
         src.close(1_000_000_000L);
