@@ -53,8 +53,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * <li>{@code ucp_am_lat}: ping-pong of active messages ({@code ActiveMessages}; rank 1's handler
  *     replies from inside itself, rank 0's counts the reply); latency is half the round trip;
  * <li>{@code ucp_am_bw}: rank 0 streams active messages, rank 1's handler counts them, and a last
- *     zero-byte active message back counts in the time. Active messages are eager only: the
- *     receive slots are sized for {@code -s} (at most {@value #MAX_ACTIVE} bytes).
+ *     zero-byte active message back counts in the time. The payload comes from the initiator's
+ *     window: the receive slots are sized for {@code -s} up to {@value #MAX_ACTIVE} bytes (eager);
+ *     above that it goes by rendezvous into the thread's slot of the target window, rank 1's
+ *     rendezvous buffer (the stream keeps at most 16 open; the latency test's reply is sent from
+ *     outside the handler).
  * </ul>
  * The atomic tests check their effect on the target word afterwards (adds add up exactly).
  */
@@ -123,11 +126,6 @@ public final class Perftest {
             if (test == Test.UCP_PUT_LAT && size < Long.BYTES) {
                 throw new IllegalArgumentException("-s " + size + ": ucp_put_lat needs at least 8 bytes (the arrival stamp)");
             }
-            if (test.active() && size > MAX_ACTIVE) {
-                throw new IllegalArgumentException("-s " + size + ": " + test.label() + " sends at most " + MAX_ACTIVE
-                        + " bytes (active messages are eager only: a 64 KiB receive slot less the "
-                        + ActiveMessages.HEADER_BYTES + "-byte message header)");
-            }
             if (size < 1 || size > (1 << 30)) {
                 throw new IllegalArgumentException("-s " + size + " must be between 1 and 1073741824 bytes");
             }
@@ -153,17 +151,18 @@ public final class Perftest {
                          double overallUs, double bandwidthMBs, double messageRate, boolean checked, String detail) {
     }
 
-    /** The largest payload of the active-message tests: a 64 KiB receive slot less the header. */
+    /** The largest eager payload of the active-message tests: a 64 KiB receive slot less the header (rendezvous above). */
     public static final int MAX_ACTIVE = 65536 - ActiveMessages.HEADER_BYTES;
 
     private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     /**
      * The receive slot the active-message tests use for {@code size}-byte payloads: the payload
-     * and the message header, rounded up to 64 bytes.
+     * and the message header, rounded up to 64 bytes, at most 64 KiB (larger payloads go by
+     * rendezvous into the target window).
      */
     public static int activeSlotBytes(int size) {
-        return (size + ActiveMessages.HEADER_BYTES + 63) & ~63;
+        return (Math.min(size, MAX_ACTIVE) + ActiveMessages.HEADER_BYTES + 63) & ~63;
     }
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 
@@ -338,6 +337,8 @@ public final class Perftest {
         private long amArrived;
         private long amExpected;
         private int amOwed;
+        /** Rendezvous active messages of the stream not yet completed (their handles in {@link #open}). */
+        private int amOpen;
 
         Worker(RankEndpoint re, Test test, int me, Window target, Window local, long off, int size, Histogram hist) {
             this.re = re;
@@ -472,13 +473,14 @@ public final class Perftest {
         void registerActive() {
             am = re.activeMessages();
             am.register(0, this::onActive);
+            am.rendezvousBuffer(target, off, Math.max(size, 1)); // payloads above the eager limit land in this thread's slot
         }
 
         private void onActive(ActiveMessage m) {
             amArrived++;
             if (test == Test.UCP_AM_LAT && me == 1
-                    && (amOwed > 0 || m.reply(0, 0, 0, mine, off, size) != ActiveMessages.COMPLETED)) {
-                amOwed++; // no credit towards rank 0 now: the loop replies
+                    && (amOwed > 0 || size > am.maxPayload() || m.reply(0, 0, 0, mine, off, size) != ActiveMessages.COMPLETED)) {
+                amOwed++; // no credit towards rank 0 now, or a rendezvous reply (not from a handler): the loop replies
             }
         }
 
@@ -498,6 +500,10 @@ public final class Perftest {
                 for (long i = 0; i < n; i++) {
                     amSend(size);
                 }
+                for (int k = 0; k < amOpen; k++) {
+                    complete(messages(), open[k]);
+                }
+                amOpen = 0;
                 amAwait(1); // the receiver's zero-byte answer: every message arrived
             } else {
                 amAwait(n);
@@ -520,15 +526,27 @@ public final class Perftest {
 
         private void amProgress() {
             am.progress();
-            while (amOwed > 0 && am.send(peer, 0, 0, 0, mine, off, size) == ActiveMessages.COMPLETED) {
+            int rc;
+            while (amOwed > 0 && (rc = am.send(peer, 0, 0, 0, local, off, size)) != ActiveMessages.BACK_PRESSURED) {
+                if (rc < 0) {
+                    throw new IllegalStateException(test.label() + ": the reply was refused: " + Endpoint.outcomeName(-rc));
+                }
+                if (rc != ActiveMessages.COMPLETED) {
+                    complete(messages(), rc); // a rendezvous reply: rank 0 has read it
+                }
                 amOwed--;
             }
         }
 
+        /**
+         * Send {@code len} bytes of this thread's part of the local window: eager up to the eager
+         * limit, by rendezvous above it (the latency test waits for each; the stream keeps up to
+         * {@code open.length} in flight).
+         */
         private void amSend(long len) {
             int rc;
             long spins = 0;
-            while ((rc = am.send(peer, 0, 0, 0, mine, off, len)) == ActiveMessages.BACK_PRESSURED) {
+            while ((rc = am.send(peer, 0, 0, 0, local, off, len)) == ActiveMessages.BACK_PRESSURED) {
                 amProgress();
                 if (++spins == 100_000_000L) {
                     throw new IllegalStateException(test.label() + ": active messages to rank " + peer + " stayed back-pressured");
@@ -536,6 +554,17 @@ public final class Perftest {
             }
             if (rc < 0) {
                 throw new IllegalStateException(test.label() + ": the send was refused: " + Endpoint.outcomeName(-rc));
+            }
+            if (rc != ActiveMessages.COMPLETED) {
+                if (test == Test.UCP_AM_LAT) {
+                    complete(messages(), rc);
+                    return;
+                }
+                if (amOpen == open.length) {
+                    complete(messages(), open[0]);
+                    System.arraycopy(open, 1, open, 0, --amOpen);
+                }
+                open[amOpen++] = rc;
             }
         }
 

@@ -120,7 +120,7 @@ final class PerftestCommand implements Callable<Integer> {
         EndpointOptions base = stream
                 ? EndpointOptions.DEFAULTS.withFeatures(postlist, unsignaled, 0).withDepths(depth, 8).withBuffers(64, 64)
                 : EndpointOptions.DEFAULTS.withFeatures(1, Math.min(unsignaled, 16), 0).withDepths(64, 8).withBuffers(64, 64);
-        // Active messages are eager only: receive slots that hold the payload, and 64 of them for credits.
+        // Active messages: receive slots that hold the payload up to 64 KiB (rendezvous above), and 64 of them for credits.
         // Atomics emulated on a device without RDMA atomics (sim:efa) take receives too: 64 leave
         // each thread 4 requests in flight to the other rank (WorldEndpoints.emulationCredits).
         EndpointOptions opts = p.test().active()

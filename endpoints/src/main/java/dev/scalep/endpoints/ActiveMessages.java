@@ -18,7 +18,10 @@ import java.lang.foreign.ValueLayout;
  * <p><b>Dispatch.</b> A message reaches the slot of the same index on the destination rank (as
  * {@link Messages}). Its handler runs in that slot's progress ({@link #progress()},
  * {@link Messages#progress()}, and {@link Messages#test}/{@link Messages#waitFor}/{@link Messages#probe},
- * which progress), in the thread holding the slot, with an {@link ActiveMessage} that is valid only
+ * which progress), in the thread holding the slot (or, in a world opened with
+ * {@link ProgressMode#THREAD}, in the rank's progress thread while the slot's thread makes no call:
+ * never two handlers of a slot at once, nor a handler alongside the slot's own calls; what a handler
+ * writes is visible to the slot's thread after its next call), with an {@link ActiveMessage} that is valid only
  * during the call: its payload is a read-only view of the receive ring; copy to keep. A handler
  * may send (active or tagged messages) and {@link ActiveMessage#reply}; a call that progresses from
  * inside a handler polls the device but runs no other handler (they run after it returns). A
@@ -30,10 +33,19 @@ import java.lang.foreign.ValueLayout;
  * {@link #BACK_PRESSURED}. An active message is consumed when its handler returns, but credits
  * come back in sequence order, so an unmatched tagged message ahead of it holds them.
  *
- * <p><b>Protocol.</b> Eager only: at most {@link #maxPayload()} bytes (the receive slot less the
+ * <p><b>Protocols.</b> A payload in any memory ({@link #send(int, int, long, long, MemorySegment, long, long)})
+ * is eager: at most {@link #maxPayload()} bytes (the receive slot less the
  * {@value MessageHub#HEADER}-byte header, as {@link Messages#eagerLimit()}) are copied into a
- * registered staging slot at the call, so the source may be reused at once; a longer payload is
- * refused before anything is sent. Nothing on the send, receive or dispatch path allocates.
+ * registered staging slot at the call, so the source may be reused at once; a longer one is
+ * refused before anything is sent. A payload in this rank's part of a {@link Window}
+ * ({@link #send(int, int, long, long, Window, long, long)}) is eager up to
+ * {@link Messages#rendezvousThreshold()} and goes by rendezvous above it, as a tagged message does:
+ * the message carries the window, offset and length; the destination slot reads the bytes with
+ * RDMA reads into its rendezvous buffer ({@link #rendezvousBuffer}, a range of a window it
+ * names), tells the sender (whose request, a {@link Messages} request handle, then completes), and
+ * runs the handler with a read-only view of the buffer. A destination without a buffer that
+ * holds the payload refuses it (counted {@link MessageRefusal#OVERSIZE}; the send completes with
+ * {@link MessageStatus#REMOTE_ERROR}). Nothing on the eager send, receive or dispatch path allocates.
  */
 public final class ActiveMessages {
     /** Handler ids per slot: 0..255. */
@@ -55,6 +67,11 @@ public final class ActiveMessages {
     private final MemorySegment[] views;
     private final ActiveMessageHandler[] handlers = new ActiveMessageHandler[HANDLERS];
     private final ActiveMessage current = new ActiveMessage(this);
+    /** Where rendezvous payloads land ({@link #rendezvousBuffer}): a window range, and a read-only view of it. */
+    private Window landing;
+    private long landingOffset;
+    private long landingBytes;
+    private MemorySegment landingView;
 
     ActiveMessages(Messages messages, MessageHub hub, int slot, MemorySegment inbox, int ranks, int credits, int slotBytes) {
         this.messages = messages;
@@ -101,7 +118,17 @@ public final class ActiveMessages {
         if (handlers[id] != null) {
             throw new IllegalStateException("register: handler id " + id + " of thread slot " + slot + " is taken");
         }
-        handlers[id] = handler;
+        SlotGuard g = messages.endpoint().guard;
+        if (g == null) {
+            handlers[id] = handler;
+            return;
+        }
+        g.enter(); // a progress thread may be dispatching this slot's messages
+        try {
+            handlers[id] = handler;
+        } finally {
+            g.exit();
+        }
     }
 
     /** Whether a handler is registered under {@code id} on this slot. */
@@ -129,9 +156,82 @@ public final class ActiveMessages {
         if (length > maxPayload()) {
             throw new IllegalArgumentException("send: a payload of " + length + " bytes is above the active-message limit of "
                     + maxPayload() + " bytes (the " + s + "-byte receive slot less the " + MessageHub.HEADER
-                    + "-byte header; EndpointOptions.withBuffers sets the slot; nothing sent)");
+                    + "-byte header; EndpointOptions.withBuffers sets the slot; a payload in a Window goes by rendezvous; "
+                    + "nothing sent)");
         }
         return messages.active(rank, id, header0, header1, payload, offset, length);
+    }
+
+    /**
+     * Send an active message whose payload is {@code length} bytes at {@code offset} of this rank's
+     * part of {@code payload}: eager up to {@link Messages#rendezvousThreshold()} (returns
+     * {@link #COMPLETED}; the bytes were copied), else by rendezvous (returns a request handle of
+     * {@link #messages()} that {@link Messages#test}/{@link Messages#waitFor} report once the
+     * destination has read the payload; leave it unchanged until then). The destination slot needs
+     * a {@link #rendezvousBuffer} of at least {@code length} bytes. Or {@link #BACK_PRESSURED}, or
+     * a negative errno the device refused with.
+     */
+    public int send(int rank, int id, long header0, long header1, Window payload, long offset, long length) {
+        RankEndpoint r = bound("send");
+        check(rank, id);
+        if (payload == null) {
+            throw new IllegalArgumentException("send: the payload window is null (nothing sent)");
+        }
+        payload.checkRange("send", r.rank(), offset, length);
+        payload.checkOpen("send");
+        return messages.active(rank, id, header0, header1, payload, offset, length);
+    }
+
+    /**
+     * Where this slot's rendezvous active messages land: {@code bytes} bytes at {@code offset} of
+     * this rank's part of {@code window} (a window of the world, open while messages may come).
+     * A payload above {@code bytes} is refused; the handler sees the payload at the start of the
+     * range, and the next rendezvous message overwrites it. Call it before peers send.
+     */
+    public void rendezvousBuffer(Window window, long offset, long bytes) {
+        RankEndpoint r = bound("rendezvousBuffer");
+        if (window == null) {
+            throw new IllegalArgumentException("rendezvousBuffer: the window is null");
+        }
+        window.checkRange("rendezvousBuffer", r.rank(), offset, bytes);
+        window.checkOpen("rendezvousBuffer");
+        MemorySegment view = window.local().asSlice(offset, bytes).asReadOnly();
+        SlotGuard g = r.guard;
+        if (g != null) {
+            g.enter(); // a progress thread may be dispatching this slot's messages
+        }
+        try {
+            landing = window;
+            landingOffset = offset;
+            landingBytes = bytes;
+            landingView = view;
+        } finally {
+            if (g != null) {
+                g.exit();
+            }
+        }
+    }
+
+    Window landing() {
+        return landing;
+    }
+
+    long landingOffset() {
+        return landingOffset;
+    }
+
+    /** Whether the rendezvous buffer holds {@code length} bytes. */
+    boolean holds(long length) {
+        return landing != null && length >= 0 && length <= landingBytes;
+    }
+
+    /** Run the handler of the rendezvous message in inbox slot {@code idx}, whose {@code length} bytes were pulled. */
+    void dispatchPulled(int rank, int idx, long length) {
+        long at = (long) idx * s;
+        int id = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
+        current.set(rank, id, inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + MessageHub.HEADER),
+                inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + MessageHub.HEADER + 8), landingView, 0, length);
+        handlers[id].onMessage(current);
     }
 
     /** An active message without payload. */
@@ -189,12 +289,13 @@ public final class ActiveMessages {
         }
     }
 
-    private void bound(String op) {
+    private RankEndpoint bound(String op) {
         RankEndpoint r = messages.endpoint();
         if (r == null) {
             throw new IllegalStateException("active messages of thread slot " + slot + ": " + op
                     + " before the slot was acquired (RankEndpoint.activeMessages())");
         }
         r.distinct()[0].checkOwnerFor(op);
+        return r;
     }
 }

@@ -31,7 +31,9 @@ import java.lang.foreign.MemorySegment;
  * before anything is posted: the runtime removed the driver's locks on that promise, and a second
  * thread on a lock-free QP would corrupt its send queue. After its
  * manager is closed every data-path call throws {@link ClosedException}. Data-path methods do not
- * allocate.
+ * allocate. In a {@link WorldEndpoints} opened with {@link ProgressMode#THREAD} the rank's progress
+ * thread also progresses the endpoint while its thread makes no call, never during one: each
+ * data-path call then enters and leaves the slot's guard (a CAS and a store).
  *
  * <p>Outcomes: every posting call returns {@link #OK} when the request was accepted (it completes
  * later; {@link #poll} or {@link #drain} tell how), {@link #BACK_PRESSURED} when nothing was
@@ -167,6 +169,8 @@ public final class Endpoint implements AutoCloseable {
     private int backlogCount;
     /** Whether a reply may sit staged (not posted): each progress call posts it. */
     private boolean replyStaged;
+    /** The slot's guard where the rank runs a progress thread, else null (set before the endpoint is acquired). */
+    private SlotGuard guard;
 
     /** What the manager built for one endpoint: its placement and the instances it names. */
     record Wiring(EndpointPlan.Placement at, SendPath path, CompletionRouter router, QueuePair qp,
@@ -289,9 +293,20 @@ public final class Endpoint implements AutoCloseable {
     }
 
     private void checkOwner(String op) {
-        if (ownerThread != Thread.currentThread()) {
+        if (ownerThread != Thread.currentThread() && !attending()) {
             throw notOwner(op); // the message is built apart: this check stays small enough to inline everywhere
         }
+    }
+
+    /** Whether the calling thread is the rank's progress thread, inside this endpoint's slot for a pass. */
+    private boolean attending() {
+        SlotGuard g = guard;
+        return g != null && g.heldBy(Thread.currentThread());
+    }
+
+    /** Guard this endpoint's calls against the rank's progress thread ({@link ProgressMode#THREAD}; set before acquire). */
+    void guard(SlotGuard g) {
+        this.guard = g;
     }
 
     private RuntimeException notOwner(String op) {
@@ -306,6 +321,19 @@ public final class Endpoint implements AutoCloseable {
 
     /** RDMA write {@code length} bytes at {@code offset} of the send buffer to the peer's target buffer at {@code remoteOffset}. */
     public int write(long wrId, int offset, int length, int remoteOffset) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return writeEntered(wrId, offset, length, remoteOffset);
+        }
+        g.enter();
+        try {
+            return writeEntered(wrId, offset, length, remoteOffset);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int writeEntered(long wrId, int offset, int length, int remoteOffset) {
         checkOwner("write");
         checkArgs("write", wrId, offset, length, remoteOffset);
         return stage(wrId, Opcode.RDMA_WRITE, sendAddr + offset, length, peerTarget + remoteOffset, 0);
@@ -313,6 +341,19 @@ public final class Endpoint implements AutoCloseable {
 
     /** RDMA write with immediate data; consumes one of the peer's receives. */
     public int writeImm(long wrId, int offset, int length, int remoteOffset, int imm) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return writeImmEntered(wrId, offset, length, remoteOffset, imm);
+        }
+        g.enter();
+        try {
+            return writeImmEntered(wrId, offset, length, remoteOffset, imm);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int writeImmEntered(long wrId, int offset, int length, int remoteOffset, int imm) {
         checkOwner("writeImm");
         checkArgs("writeImm", wrId, offset, length, remoteOffset);
         return stage(wrId, Opcode.RDMA_WRITE_WITH_IMM, sendAddr + offset, length, peerTarget + remoteOffset, imm);
@@ -320,6 +361,19 @@ public final class Endpoint implements AutoCloseable {
 
     /** RDMA read {@code length} bytes at {@code remoteOffset} of the peer's send buffer into this read buffer at {@code offset}. */
     public int read(long wrId, int offset, int length, int remoteOffset) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return readEntered(wrId, offset, length, remoteOffset);
+        }
+        g.enter();
+        try {
+            return readEntered(wrId, offset, length, remoteOffset);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int readEntered(long wrId, int offset, int length, int remoteOffset) {
         checkOwner("read");
         checkArgs("read", wrId, offset, length, remoteOffset);
         return stage(wrId, Opcode.RDMA_READ, readAddr + offset, length, peerSend + remoteOffset, 0);
@@ -327,6 +381,19 @@ public final class Endpoint implements AutoCloseable {
 
     /** Send {@code length} bytes at {@code offset} of the send buffer into the peer's next receive. */
     public int send(long wrId, int offset, int length) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return sendEntered(wrId, offset, length);
+        }
+        g.enter();
+        try {
+            return sendEntered(wrId, offset, length);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int sendEntered(long wrId, int offset, int length) {
         checkOwner("send");
         checkArgs("send", wrId, offset, length, NO_REMOTE);
         return stage(wrId, Opcode.SEND, sendAddr + offset, length, 0, 0);
@@ -334,6 +401,19 @@ public final class Endpoint implements AutoCloseable {
 
     /** Send with immediate data. */
     public int sendImm(long wrId, int offset, int length, int imm) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return sendImmEntered(wrId, offset, length, imm);
+        }
+        g.enter();
+        try {
+            return sendImmEntered(wrId, offset, length, imm);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int sendImmEntered(long wrId, int offset, int length, int imm) {
         checkOwner("sendImm");
         checkArgs("sendImm", wrId, offset, length, NO_REMOTE);
         return stage(wrId, Opcode.SEND_WITH_IMM, sendAddr + offset, length, 0, imm);
@@ -345,6 +425,19 @@ public final class Endpoint implements AutoCloseable {
      * endpoint ({@link #sgeHeaderPayload()}); otherwise {@link IllegalStateException}.
      */
     public int sendGather(long wrId, int headerOffset, int headerLength, int payloadOffset, int payloadLength) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return sendGatherEntered(wrId, headerOffset, headerLength, payloadOffset, payloadLength);
+        }
+        g.enter();
+        try {
+            return sendGatherEntered(wrId, headerOffset, headerLength, payloadOffset, payloadLength);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int sendGatherEntered(long wrId, int headerOffset, int headerLength, int payloadOffset, int payloadLength) {
         checkOwner("sendGather");
         checkGather();
         checkArgs("sendGather", wrId, headerOffset, headerLength, NO_REMOTE);
@@ -354,7 +447,20 @@ public final class Endpoint implements AutoCloseable {
     }
 
     /** As {@link #sendGather} for an RDMA write: header then payload land contiguously at {@code remoteOffset}. */
-    public int writeGather(long wrId, int headerOffset, int headerLength, int payloadOffset, int payloadLength,
+    public int writeGather(long wrId, int headerOffset, int headerLength, int payloadOffset, int payloadLength, int remoteOffset) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return writeGatherEntered(wrId, headerOffset, headerLength, payloadOffset, payloadLength, remoteOffset);
+        }
+        g.enter();
+        try {
+            return writeGatherEntered(wrId, headerOffset, headerLength, payloadOffset, payloadLength, remoteOffset);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int writeGatherEntered(long wrId, int headerOffset, int headerLength, int payloadOffset, int payloadLength,
                            int remoteOffset) {
         checkOwner("writeGather");
         checkGather();
@@ -706,6 +812,19 @@ public final class Endpoint implements AutoCloseable {
      * provider's errno.
      */
     public int flush() {
+        SlotGuard g = guard;
+        if (g == null) {
+            return flushEntered();
+        }
+        g.enter();
+        try {
+            return flushEntered();
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int flushEntered() {
         checkOwner("flush");
         ExclusivePoster d = direct;
         SendBatch b = batch;
@@ -755,6 +874,19 @@ public final class Endpoint implements AutoCloseable {
      * when none is waiting. Only signaled sends, receives and error completions are delivered.
      */
     public boolean poll(Completion out) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return pollEntered(out);
+        }
+        g.enter();
+        try {
+            return pollEntered(out);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean pollEntered(Completion out) {
         checkOwner("poll");
         if (heldCount > 0) {
             int h = heldHead;
@@ -797,6 +929,19 @@ public final class Endpoint implements AutoCloseable {
      * tell which.
      */
     public boolean drain(long timeoutNanos) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return drainEntered(timeoutNanos);
+        }
+        g.enter();
+        try {
+            return drainEntered(timeoutNanos);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean drainEntered(long timeoutNanos) {
         checkOwner("drain");
         long deadline = System.nanoTime() + timeoutNanos;
         int rc;
@@ -993,6 +1138,19 @@ public final class Endpoint implements AutoCloseable {
 
     /** Post receive slot {@code slot} again (after reading it). Any receive completion names its slot as the wrId. */
     public int repost(int slot) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return repostEntered(slot);
+        }
+        g.enter();
+        try {
+            return repostEntered(slot);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int repostEntered(int slot) {
         checkOwner("repost");
         return postRecv(slot);
     }

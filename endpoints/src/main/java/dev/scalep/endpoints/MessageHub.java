@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * RTS) | consumed count (CREDIT) | sender request (FIN), +24 u64 length, +32 u64 piggybacked
  * consumed count of the reverse direction, +40 u16 window (RTS), +44 u32 sender request (RTS),
  * +48 u64 window offset (RTS)}; an eager payload follows it. An active message (AM) is eager with
- * the handler id in the tag field and its two header words at +40 and +48.
+ * the handler id in the tag field and its two header words at +40 and +48; a rendezvous active
+ * message (AM_RTS) is a rendezvous request for a handler id, its header words in a 16-byte body.
  */
 final class MessageHub implements Endpoint.Emulation {
     /** Immediate of every tagged-message send (the emulation's are 0xA7A70001 and 0xA7A70002). */
@@ -32,6 +33,13 @@ final class MessageHub implements Endpoint.Emulation {
     static final byte FIN = 4;
     /** An active message ({@link ActiveMessages}): eager, handler id at +12, two header words at +40 and +48. */
     static final byte AM = 5;
+    /**
+     * A rendezvous active message: a rendezvous request (window, sender request and offset at +40,
+     * +44, +48; the payload length at +24) for handler id +12, with the two header words in a
+     * {@value #AM_RTS_BODY}-byte body after the header.
+     */
+    static final byte AM_RTS = 6;
+    static final int AM_RTS_BODY = 16;
     /** Control sends (credits, rendezvous completions) one thread may have in flight. */
     static final int CONTROL = 16;
     static final int CONTROL_BYTES = 64;
@@ -104,7 +112,7 @@ final class MessageHub implements Endpoint.Emulation {
         int kind = region.get(ValueLayout.JAVA_BYTE, offset + 4);
         int thread = Short.toUnsignedInt(region.get(ValueLayout.JAVA_SHORT_UNALIGNED, offset + 6));
         int rank = region.get(ValueLayout.JAVA_INT_UNALIGNED, offset + 8);
-        if (kind < EAGER || kind > AM) {
+        if (kind < EAGER || kind > AM_RTS) {
             return MessageRefusal.MALFORMED;
         }
         if (credits == 0 || thread >= threads || rank < 0 || rank >= ranks) {
@@ -128,6 +136,14 @@ final class MessageHub implements Endpoint.Emulation {
             case RTS -> {
                 if (length != HEADER || len < 0) {
                     return MessageRefusal.MALFORMED;
+                }
+            }
+            case AM_RTS -> {
+                if (length != HEADER + AM_RTS_BODY || len < 0) {
+                    return MessageRefusal.MALFORMED;
+                }
+                if ((region.get(ValueLayout.JAVA_INT_UNALIGNED, offset + 12) & ~(ActiveMessages.HANDLERS - 1)) != 0) {
+                    return MessageRefusal.HANDLER;
                 }
             }
             case CREDIT -> {

@@ -14,7 +14,10 @@ public final class MessageRefusal {
     public static final int MALFORMED = 1;
     /** A thread slot or source rank that is not one of the world's. */
     public static final int ADDRESS = 2;
-    /** A length field beyond the receive slot (the bounce buffer an eager message lives in). */
+    /**
+     * A length field beyond the receive slot (the bounce buffer an eager message lives in), or a
+     * rendezvous active message beyond the receiving slot's rendezvous buffer.
+     */
     public static final int OVERSIZE = 3;
     /** A sequence number outside the sender's credit window, or for a ring slot still in use. */
     public static final int SEQUENCE = 4;

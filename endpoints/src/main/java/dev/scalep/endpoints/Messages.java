@@ -64,6 +64,15 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * a thread's messages move only while some sharer progresses ({@link RankEndpoint#progress()},
  * {@link RankEndpoint#barrier()} or any call here).
  *
+ * <p><b>Attentiveness.</b> A slot whose thread computes without calling anything here or on its
+ * {@link RankEndpoint} is inattentive: messages for it wait in its receive ring, its credits do
+ * not come back (a peer past them gets {@link #BACK_PRESSURED}), rendezvous sends to it are not
+ * read and its active-message handlers do not run, until it calls again. A world opened with
+ * {@link ProgressMode#THREAD} runs a progress thread per rank that progresses such a slot while
+ * its thread computes (never at the same time as one of its calls): receives then complete and
+ * handlers run in that thread, so a receive into a {@link MemorySegment} confined to a thread is
+ * refused there (use a shared or global arena, or a window).
+ *
  * <p><b>Active messages</b> ({@link ActiveMessages}, {@link RankEndpoint#activeMessages()}) travel
  * in the same per-pair sequence with the same credits; their handlers run in this slot's progress.
  * Messages a faulty or hostile peer sends are refused and counted ({@link #refused(int)}).
@@ -227,6 +236,19 @@ public final class Messages {
 
     /** {@link #send(int, int, Window, long, long)} with any tag, the reserved ones included ({@link Collectives}). */
     int sendAnyTag(int rank, int tag, Window source, long offset, long length) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return sendAnyTagEntered(rank, tag, source, offset, length);
+        }
+        g.enter();
+        try {
+            return sendAnyTagEntered(rank, tag, source, offset, length);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int sendAnyTagEntered(int rank, int tag, Window source, long offset, long length) {
         RankEndpoint r = bound("send");
         checkRank("send", rank);
         source.checkRange("send", r.rank(), offset, length);
@@ -234,6 +256,17 @@ public final class Messages {
         if (length <= threshold) {
             return eager(r, rank, tag, source.local(), offset, length);
         }
+        return stageRendezvous(r, rank, MessageHub.RTS, tag, source, offset, length, 0, 0);
+    }
+
+    /**
+     * Stage a rendezvous request of {@code kind} (RTS, or AM_RTS with the two header words in its
+     * body) for {@code length} bytes at {@code offset} of this rank's part of {@code source}: a
+     * request handle that completes with the receiver's FIN, or {@link #BACK_PRESSURED}, or a
+     * negative errno.
+     */
+    private int stageRendezvous(RankEndpoint r, int rank, byte kind, int tag, Window source, long offset, long length,
+                                long word0, long word1) {
         if (!room(rank)) {
             progress();
             if (!room(rank)) {
@@ -247,12 +280,18 @@ public final class Messages {
         long seq = nextSeq[rank];
         long at = stagingAt(rank, seq);
         MemorySegment st = hub.staging;
-        header(st, at, MessageHub.RTS, 0, tag, seq, length, rank);
+        header(st, at, kind, 0, tag, seq, length, rank);
         st.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 40, (short) source.id);
         st.set(ValueLayout.JAVA_INT_UNALIGNED, at + 44, q);
         st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, offset);
+        int bytes = MessageHub.HEADER;
+        if (kind == MessageHub.AM_RTS) {
+            st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + bytes, word0);
+            st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + bytes + 8, word1);
+            bytes += MessageHub.AM_RTS_BODY;
+        }
         fin.set(q, 0);
-        int rc = r.to(rank).stageMessage(Endpoint.FLUSH_ID, st.address() + at, MessageHub.HEADER,
+        int rc = r.to(rank).stageMessage(Endpoint.FLUSH_ID, st.address() + at, bytes,
                 hub.stagingLkey[r.keyIndex(rank)], false);
         if (rc != Endpoint.OK) {
             release(q);
@@ -267,6 +306,39 @@ public final class Messages {
     }
 
     private int eager(RankEndpoint r, int rank, int tag, MemorySegment src, long off, long length) {
+        return stageEager(r, rank, MessageHub.EAGER, tag, 0, 0, src, off, length);
+    }
+
+    /**
+     * An active message ({@link ActiveMessages}): eager like {@link #send}, kind AM, the handler id
+     * in the tag field and the two header words at +40 and +48. The caller checked the arguments.
+     */
+    int active(int rank, int id, long header0, long header1, MemorySegment src, long off, long length) {
+        return stageEager(re, rank, MessageHub.AM, id, header0, header1, src, off, length);
+    }
+
+    /**
+     * Stage one eager message of {@code kind} (EAGER or AM) to {@code rank}: the header (with
+     * {@code tag} and the two words at +40 and +48, which an eager message leaves 0) and
+     * {@code length} bytes of {@code src} copied into this pair's staging slot, staged on the
+     * endpoint that reaches the rank. Returns {@link #COMPLETED}, {@link #BACK_PRESSURED} or a
+     * negative errno.
+     */
+    private int stageEager(RankEndpoint r, int rank, byte kind, int tag, long word0, long word1, MemorySegment src, long off, long length) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return stageEagerEntered(r, rank, kind, tag, word0, word1, src, off, length);
+        }
+        g.enter();
+        try {
+            return stageEagerEntered(r, rank, kind, tag, word0, word1, src, off, length);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int stageEagerEntered(RankEndpoint r, int rank, byte kind, int tag, long word0, long word1, MemorySegment src,
+            long off, long length) {
         if (!room(rank)) {
             progress();
             if (!room(rank)) {
@@ -276,10 +348,11 @@ public final class Messages {
         long seq = nextSeq[rank];
         long at = stagingAt(rank, seq);
         MemorySegment st = hub.staging;
-        header(st, at, MessageHub.EAGER, 0, tag, seq, length, rank);
+        header(st, at, kind, 0, tag, seq, length, rank);
+        st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 40, word0);
+        st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, word1);
         MemorySegment.copy(src, off, st, at + MessageHub.HEADER, length);
-        Endpoint e = r.to(rank);
-        int rc = e.stageMessage(Endpoint.FLUSH_ID, st.address() + at, MessageHub.HEADER + (int) length,
+        int rc = r.to(rank).stageMessage(Endpoint.FLUSH_ID, st.address() + at, MessageHub.HEADER + (int) length,
                 hub.stagingLkey[r.keyIndex(rank)], false);
         if (rc != Endpoint.OK) {
             return rc == Endpoint.BACK_PRESSURED ? BACK_PRESSURED : -rc;
@@ -289,31 +362,36 @@ public final class Messages {
     }
 
     /**
-     * An active message ({@link ActiveMessages}): eager like {@link #send}, kind AM, the handler id
-     * in the tag field and the two header words at +40 and +48. The caller checked the arguments.
+     * An active message whose payload is {@code length} bytes at {@code off} of this rank's part of
+     * {@code source} ({@link ActiveMessages}): eager up to {@link #rendezvousThreshold()} (copied;
+     * {@link #COMPLETED}), else a rendezvous request the receiver pulls before the handler runs (a
+     * request handle that completes when it has; leave the bytes unchanged until then). The caller
+     * checked the arguments.
      */
-    int active(int rank, int id, long header0, long header1, MemorySegment src, long off, long length) {
+    int active(int rank, int id, long header0, long header1, Window source, long off, long length) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return activeEntered(rank, id, header0, header1, source, off, length);
+        }
+        g.enter();
+        try {
+            return activeEntered(rank, id, header0, header1, source, off, length);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int activeEntered(int rank, int id, long header0, long header1, Window source, long off, long length) {
         RankEndpoint r = re;
-        if (!room(rank)) {
-            progress();
-            if (!room(rank)) {
-                return BACK_PRESSURED;
-            }
+        if (length <= threshold) {
+            return stageEager(r, rank, MessageHub.AM, id, header0, header1, source.local(), off, length);
         }
-        long seq = nextSeq[rank];
-        long at = stagingAt(rank, seq);
-        MemorySegment st = hub.staging;
-        header(st, at, MessageHub.AM, 0, id, seq, length, rank);
-        st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 40, header0);
-        st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, header1);
-        MemorySegment.copy(src, off, st, at + MessageHub.HEADER, length);
-        int rc = r.to(rank).stageMessage(Endpoint.FLUSH_ID, st.address() + at, MessageHub.HEADER + (int) length,
-                hub.stagingLkey[r.keyIndex(rank)], false);
-        if (rc != Endpoint.OK) {
-            return rc == Endpoint.BACK_PRESSURED ? BACK_PRESSURED : -rc;
+        if (s < MessageHub.HEADER + MessageHub.AM_RTS_BODY) {
+            throw new IllegalArgumentException("send: a rendezvous active message needs receive slots of at least "
+                    + (MessageHub.HEADER + MessageHub.AM_RTS_BODY) + " bytes (these have " + s
+                    + "; EndpointOptions.withBuffers; nothing sent)");
         }
-        sent(rank);
-        return COMPLETED;
+        return stageRendezvous(r, rank, MessageHub.AM_RTS, id, source, off, length, header0, header1);
     }
 
     /** This slot's active messages, made on first use. */
@@ -335,7 +413,9 @@ public final class Messages {
     private void dispatch(int rank, int idx) {
         dispatching = true;
         try {
-            if (active == null) {
+            if (inbox.get(ValueLayout.JAVA_BYTE, (long) idx * s + 4) == MessageHub.AM_RTS) {
+                dispatchRendezvous(rank, idx);
+            } else if (active == null) {
                 hub.refuse(MessageRefusal.HANDLER);
             } else {
                 active.dispatch(rank, idx);
@@ -343,6 +423,34 @@ public final class Messages {
         } finally {
             dispatching = false;
             consume(rank, idx);
+        }
+    }
+
+    /**
+     * A rendezvous active message: pull its payload into the slot's rendezvous buffer
+     * ({@link ActiveMessages#rendezvousBuffer}), tell the sender, then run the handler on a view
+     * of it. Without a handler for its id, or without a buffer that holds it, the handler does not
+     * run, the message is counted refused (HANDLER, OVERSIZE) and the send completes with
+     * {@link MessageStatus#REMOTE_ERROR}.
+     */
+    private void dispatchRendezvous(int rank, int idx) {
+        long at = (long) idx * s;
+        int id = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
+        long len = inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 24);
+        long sreq = Integer.toUnsignedLong(inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 44));
+        ActiveMessages a = active;
+        int status = MessageStatus.REMOTE_ERROR;
+        if (a == null || !a.registered(id)) {
+            hub.refuse(MessageRefusal.HANDLER);
+        } else if (!a.holds(len)) {
+            hub.refuse(MessageRefusal.OVERSIZE);
+        } else if (pull(rank, Short.toUnsignedInt(inbox.get(ValueLayout.JAVA_SHORT_UNALIGNED, at + 40)),
+                inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 48), a.landing(), a.landingOffset(), len)) {
+            status = MessageStatus.OK;
+        }
+        finish(rank, sreq, status);
+        if (status == MessageStatus.OK) {
+            a.dispatchPulled(rank, idx, len);
         }
     }
 
@@ -418,6 +526,12 @@ public final class Messages {
                     + (destination == null ? "a null segment" : "the destination of " + destination.byteSize() + " bytes")
                     + " (nothing posted)");
         }
+        SlotGuard g = guard();
+        if (g != null && !destination.isAccessibleBy(g.attendant())) {
+            throw new IllegalArgumentException("recv: the destination is confined to another thread, and with a progress "
+                    + "thread (ProgressMode.THREAD) a receive may complete in it: use memory of a shared or global arena, "
+                    + "or a window (nothing posted)");
+        }
         return postRecv(source, tag, tagMask, destination, null, offset, capacity);
     }
 
@@ -436,6 +550,19 @@ public final class Messages {
     }
 
     private int postRecv(int src, int t, int m, MemorySegment dst, Window w, long off, long cap) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return postRecvEntered(src, t, m, dst, w, off, cap);
+        }
+        g.enter();
+        try {
+            return postRecvEntered(src, t, m, dst, w, off, cap);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int postRecvEntered(int src, int t, int m, MemorySegment dst, Window w, long off, long cap) {
         if (src != ANY_SOURCE) {
             checkRank("recv", src);
         }
@@ -591,6 +718,19 @@ public final class Messages {
      * {@code out} and a receive posted now takes it (or an earlier matching one from that source).
      */
     public boolean probe(int source, int tag, int tagMask, MessageStatus out) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return probeEntered(source, tag, tagMask, out);
+        }
+        g.enter();
+        try {
+            return probeEntered(source, tag, tagMask, out);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean probeEntered(int source, int tag, int tagMask, MessageStatus out) {
         bound("probe");
         checkTag("probe", tag);
         if (source != ANY_SOURCE) {
@@ -619,6 +759,19 @@ public final class Messages {
      * cancelled).
      */
     public boolean cancel(int request) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return cancelEntered(request);
+        }
+        g.enter();
+        try {
+            return cancelEntered(request);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean cancelEntered(int request) {
         bound("cancel");
         checkRequest("cancel", request);
         if (request == COMPLETED || state[request] != RECV_POSTED) {
@@ -642,6 +795,19 @@ public final class Messages {
      * {@code out} and the handle is free again.
      */
     public boolean test(int request, MessageStatus out) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return testEntered(request, out);
+        }
+        g.enter();
+        try {
+            return testEntered(request, out);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean testEntered(int request, MessageStatus out) {
         bound("test");
         checkRequest("test", request);
         if (request == COMPLETED) {
@@ -670,6 +836,19 @@ public final class Messages {
      * closed and completes with {@link MessageStatus#PEER_LOST}, its source naming that rank.
      */
     public boolean waitFor(int request, MessageStatus out) {
+        SlotGuard g = guard();
+        if (g == null) {
+            return waitForEntered(request, out);
+        }
+        g.enter();
+        try {
+            return waitForEntered(request, out);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean waitForEntered(int request, MessageStatus out) {
         long start = System.nanoTime();
         long deadline = start + WAIT_NANOS;
         long probe = start + PROBE_NANOS;
@@ -732,7 +911,26 @@ public final class Messages {
      * order, and send the credits and rendezvous completions that wait for room. Does not allocate.
      */
     public void progress() {
+        progressCounted();
+    }
+
+    /** {@link #progress()}, returning the messages it took from the inbox (the progress thread's measure of work). */
+    int progressCounted() {
         RankEndpoint r = bound("progress");
+        SlotGuard g = r.guard;
+        if (g == null) {
+            return progressIn(r);
+        }
+        g.enter();
+        try {
+            return progressIn(r);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int progressIn(RankEndpoint r) {
+        int taken = 0;
         Endpoint[] eps = r.distinct();
         for (Endpoint e : eps) {
             post(e);
@@ -747,7 +945,7 @@ public final class Messages {
             finCount--;
         }
         if (dispatching) {
-            return; // called from inside a handler: the inbox waits for the handler to return
+            return 0; // called from inside a handler: the inbox waits for the handler to return
         }
         for (int rank = 0; rank < ranks; rank++) {
             for (;;) {
@@ -757,7 +955,9 @@ public final class Messages {
                     break;
                 }
                 arrived[rank] = seq + 1;
-                if (inbox.get(ValueLayout.JAVA_BYTE, (long) idx * s + 4) == MessageHub.AM) {
+                taken++;
+                byte kind = inbox.get(ValueLayout.JAVA_BYTE, (long) idx * s + 4);
+                if (kind == MessageHub.AM || kind == MessageHub.AM_RTS) {
                     dispatch(rank, idx);
                     continue;
                 }
@@ -772,6 +972,13 @@ public final class Messages {
             }
             returnCredits(rank);
         }
+        return taken;
+    }
+
+    /** The guard of the bound slot where a progress thread runs, else null. */
+    private SlotGuard guard() {
+        RankEndpoint r = re;
+        return r == null ? null : r.guard;
     }
 
     /**

@@ -54,13 +54,16 @@ public final class RankEndpoint implements AutoCloseable {
     private boolean released;
     /** The rank's tagged messages (null where the receive slots leave no room for them). */
     MessageHub hub;
+    /** The slot's guard against the rank's progress thread ({@link ProgressMode#THREAD}), else null. */
+    final SlotGuard guard;
     /** How this slot's waits idle (reset at the start of each): {@link WorldEndpoints#oversubscribed()}. */
     private final IdleStrategy idle;
 
     RankEndpoint(WorldEndpoints owner, int index, Endpoint[] byRank, boolean shared, int me, int[] managerOrdinal,
                  int qpsPerManager, int maxChunk, boolean writeImm, long scratch, int[] scratchLkey,
-                 AtomicEmulation emulation) {
+                 AtomicEmulation emulation, SlotGuard guard) {
         this.owner = owner;
+        this.guard = guard;
         this.index = index;
         this.byRank = byRank;
         this.shared = shared;
@@ -190,6 +193,19 @@ public final class RankEndpoint implements AutoCloseable {
 
     /** Take one completion of any of this thread's endpoints into {@code out}; false when none is waiting. */
     public boolean poll(Completion out) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return pollEntered(out);
+        }
+        g.enter();
+        try {
+            return pollEntered(out);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean pollEntered(Completion out) {
         for (int i = 0; i < distinct.length; i++) {
             Endpoint e = distinct[next];
             next = next + 1 == distinct.length ? 0 : next + 1;
@@ -202,6 +218,19 @@ public final class RankEndpoint implements AutoCloseable {
 
     /** Flush and wait until everything posted to every rank has completed, or {@code timeoutNanos} pass. */
     public boolean drain(long timeoutNanos) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return drainEntered(timeoutNanos);
+        }
+        g.enter();
+        try {
+            return drainEntered(timeoutNanos);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean drainEntered(long timeoutNanos) {
         long deadline = System.nanoTime() + timeoutNanos;
         for (Endpoint e : distinct) {
             if (!e.drain(Math.max(0, deadline - System.nanoTime()))) {
@@ -254,7 +283,20 @@ public final class RankEndpoint implements AutoCloseable {
      * EFA, whose SRD delivers out of order. At most 1 GiB (one
      * request). Needs a device with RDMA write with immediate.
      */
-    public int putNotify(int rank, Window target, long targetOffset, Window source, long sourceOffset, int length,
+    public int putNotify(int rank, Window target, long targetOffset, Window source, long sourceOffset, int length, int value) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return putNotifyEntered(rank, target, targetOffset, source, sourceOffset, length, value);
+        }
+        g.enter();
+        try {
+            return putNotifyEntered(rank, target, targetOffset, source, sourceOffset, length, value);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int putNotifyEntered(int rank, Window target, long targetOffset, Window source, long sourceOffset, int length,
                          int value) {
         if (!writeImm) {
             throw new IllegalStateException("putNotify: the device has no RDMA write with immediate (nothing posted)");
@@ -274,7 +316,20 @@ public final class RankEndpoint implements AutoCloseable {
                 target.rkey[rank * target.qps + qpOf[rank]], value);
     }
 
-    private int transfer(String name, Opcode op, int rank, Window remote, long remoteOffset, Window local,
+    private int transfer(String name, Opcode op, int rank, Window remote, long remoteOffset, Window local, long localOffset, long length) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return transferEntered(name, op, rank, remote, remoteOffset, local, localOffset, length);
+        }
+        g.enter();
+        try {
+            return transferEntered(name, op, rank, remote, remoteOffset, local, localOffset, length);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int transferEntered(String name, Opcode op, int rank, Window remote, long remoteOffset, Window local,
                          long localOffset, long length) {
         Endpoint e = to(rank);
         e.checkOwnerFor(name);
@@ -335,6 +390,19 @@ public final class RankEndpoint implements AutoCloseable {
      * such a device has no other atomics.
      */
     public int fetchAdd(int rank, Window target, long offset, long addend, Window result, long resultOffset) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return fetchAddEntered(rank, target, offset, addend, result, resultOffset);
+        }
+        g.enter();
+        try {
+            return fetchAddEntered(rank, target, offset, addend, result, resultOffset);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int fetchAddEntered(int rank, Window target, long offset, long addend, Window result, long resultOffset) {
         Endpoint e = atomicTarget("fetchAdd", rank, target, offset);
         result.checkRange("fetchAdd result", me, resultOffset, 8);
         touch(target, "fetchAdd");
@@ -352,7 +420,20 @@ public final class RankEndpoint implements AutoCloseable {
      * {@code expected}; its previous value lands at {@code resultOffset} of {@code result} (equal to
      * {@code expected} when the swap happened). Atomicity, alignment and devices as {@link #fetchAdd}.
      */
-    public int compareAndSwap(int rank, Window target, long offset, long expected, long desired, Window result,
+    public int compareAndSwap(int rank, Window target, long offset, long expected, long desired, Window result, long resultOffset) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return compareAndSwapEntered(rank, target, offset, expected, desired, result, resultOffset);
+        }
+        g.enter();
+        try {
+            return compareAndSwapEntered(rank, target, offset, expected, desired, result, resultOffset);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int compareAndSwapEntered(int rank, Window target, long offset, long expected, long desired, Window result,
                               long resultOffset) {
         Endpoint e = atomicTarget("compareAndSwap", rank, target, offset);
         result.checkRange("compareAndSwap result", me, resultOffset, 8);
@@ -372,6 +453,19 @@ public final class RankEndpoint implements AutoCloseable {
      * thread's scratch word, so nothing to read; complete after a flush. As {@link #fetchAdd} otherwise.
      */
     public int add(int rank, Window target, long offset, long addend) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return addEntered(rank, target, offset, addend);
+        }
+        g.enter();
+        try {
+            return addEntered(rank, target, offset, addend);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int addEntered(int rank, Window target, long offset, long addend) {
         Endpoint e = atomicTarget("add", rank, target, offset);
         touch(target, "add");
         if (emulation != null) {
@@ -392,6 +486,19 @@ public final class RankEndpoint implements AutoCloseable {
      * or {@code EIO} when a step failed or did not complete in 60 s ({@link #firstErrorStatus(int)}).
      */
     public int swap(int rank, Window target, long offset, long value, Window result, long resultOffset) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return swapEntered(rank, target, offset, value, result, resultOffset);
+        }
+        g.enter();
+        try {
+            return swapEntered(rank, target, offset, value, result, resultOffset);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private int swapEntered(int rank, Window target, long offset, long value, Window result, long resultOffset) {
         if (emulation != null) {
             Endpoint e = atomicTarget("swap", rank, target, offset);
             result.checkRange("swap result", me, resultOffset, 8);
@@ -502,6 +609,20 @@ public final class RankEndpoint implements AutoCloseable {
      * its rank; on other devices it is only a poll. Does not allocate.
      */
     public void progress() {
+        SlotGuard g = guard;
+        if (g == null) {
+            progressEntered();
+            return;
+        }
+        g.enter();
+        try {
+            progressEntered();
+        } finally {
+            g.exit();
+        }
+    }
+
+    private void progressEntered() {
         for (Endpoint e : distinct) {
             e.checkOwnerFor("progress");
         }
@@ -522,6 +643,19 @@ public final class RankEndpoint implements AutoCloseable {
 
     /** As {@link #barrier()}, giving up after {@code timeoutNanos}. */
     public boolean barrier(long timeoutNanos) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return barrierEntered(timeoutNanos);
+        }
+        g.enter();
+        try {
+            return barrierEntered(timeoutNanos);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean barrierEntered(long timeoutNanos) {
         long deadline = System.nanoTime() + timeoutNanos;
         Window bw = owner.barrierWindow();
         int ranks = byRank.length;
@@ -623,6 +757,19 @@ public final class RankEndpoint implements AutoCloseable {
 
     /** As {@link #flush(int)}, giving up after {@code timeoutNanos}. */
     public boolean flush(int rank, long timeoutNanos) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return flushEntered(rank, timeoutNanos);
+        }
+        g.enter();
+        try {
+            return flushEntered(rank, timeoutNanos);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean flushEntered(int rank, long timeoutNanos) {
         Endpoint e = to(rank);
         e.checkOwnerFor("flush");
         long deadline = System.nanoTime() + timeoutNanos;
@@ -639,6 +786,19 @@ public final class RankEndpoint implements AutoCloseable {
 
     /** As {@link #flush()}, giving up after {@code timeoutNanos}. */
     public boolean flush(long timeoutNanos) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return flushEntered(timeoutNanos);
+        }
+        g.enter();
+        try {
+            return flushEntered(timeoutNanos);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean flushEntered(long timeoutNanos) {
         long deadline = System.nanoTime() + timeoutNanos;
         boolean ok = true;
         for (Endpoint e : distinct) {
@@ -716,6 +876,19 @@ public final class RankEndpoint implements AutoCloseable {
      * completion tracking to {@link #flush}. Does not allocate.
      */
     public boolean pollNotification(Notification out) {
+        SlotGuard g = guard;
+        if (g == null) {
+            return pollNotificationEntered(out);
+        }
+        g.enter();
+        try {
+            return pollNotificationEntered(out);
+        } finally {
+            g.exit();
+        }
+    }
+
+    private boolean pollNotificationEntered(Notification out) {
         for (int i = 0; i < distinct.length; i++) {
             Endpoint e = distinct[next];
             next = next + 1 == distinct.length ? 0 : next + 1;
@@ -740,6 +913,20 @@ public final class RankEndpoint implements AutoCloseable {
      */
     @Override
     public void close() {
+        SlotGuard g = guard;
+        if (g == null) {
+            closeEntered();
+            return;
+        }
+        g.enter(); // the progress thread stops attending the slot inside: it never progresses a released one
+        try {
+            closeEntered();
+        } finally {
+            g.exit();
+        }
+    }
+
+    private void closeEntered() {
         if (released) {
             return;
         }

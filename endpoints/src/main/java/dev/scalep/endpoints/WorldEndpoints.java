@@ -11,7 +11,7 @@ import dev.scalep.verbs.ProtectionDomain;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.ResourceUsage;
 import dev.scalep.verbs.VerbsException;
-
+import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.stream.Collectors;
 
 /**
@@ -62,6 +63,17 @@ import java.util.stream.Collectors;
  * may be open at once (up to {@value #MAX_WINDOWS}). Both are collective: every rank calls them in
  * the same order, and a rank's failure (memory the device cannot expose) fails the call on every
  * rank. {@link #allocate(long)} gives memory that {@link #exposeWindow} takes on every device.
+ *
+ * <p><b>Progress</b> ({@link ProgressMode}): by default a slot's traffic moves only in the calls of
+ * the thread holding it (every data-path call of its {@link RankEndpoint}, {@link Messages},
+ * {@link ActiveMessages} and endpoints that posts, polls or waits progresses it). A slot whose
+ * thread computes without calling is inattentive: messages sent to it wait in its receive ring,
+ * its credits do not come back (a peer past them is back-pressured), rendezvous sends to it are
+ * not read, its active-message handlers do not run and emulated atomics on its rank's windows are
+ * not served by it. Opened with {@link ProgressMode#THREAD}, the rank runs one progress thread
+ * that progresses every acquired slot whose thread made no call for one of its passes, so all of
+ * that moves while the thread computes; handlers then run in the progress thread (one slot's
+ * handlers never run concurrently with that slot's calls or each other).
  */
 public final class WorldEndpoints implements AutoCloseable {
     /** Windows open at once in one world. */
@@ -112,6 +124,11 @@ public final class WorldEndpoints implements AutoCloseable {
     private final Collectives[] collectives;
     /** Per local thread slot: the barriers it has entered (touched only by the thread holding the slot). */
     private final long[] barrierEpoch;
+    /** With a progress thread: per slot its guard, and the endpoints of its holder (null while free). */
+    private SlotGuard[] guards;
+    private AtomicReferenceArray<RankEndpoint> attended;
+    private ProgressAgent progressAgent;
+    private AgentRunner progressRunner;
 
     /** Spins of a waiting thread slot before it starts yielding when the node is not oversubscribed. */
     private static final int SPINS_BEFORE_YIELD = 4096;
@@ -179,6 +196,19 @@ public final class WorldEndpoints implements AutoCloseable {
      * them to every other rank. Every rank calls it with the same device kind, level and thread count.
      */
     public static WorldEndpoints open(World world, Device device, SharingConfig cfg, int threads, EndpointOptions opts) {
+        return open(world, device, cfg, threads, opts, ProgressMode.CALLER);
+    }
+
+    /**
+     * As {@link #open(World, Device, SharingConfig, int, EndpointOptions)}, with {@code progress}
+     * saying who progresses the slots: their threads only ({@link ProgressMode#CALLER}), or also
+     * one progress thread of this rank ({@link ProgressMode#THREAD}, stopped by {@link #close()}).
+     */
+    public static WorldEndpoints open(World world, Device device, SharingConfig cfg, int threads, EndpointOptions opts,
+                                      ProgressMode progress) {
+        if (progress == null) {
+            throw new IllegalArgumentException("open: progress mode is null (ProgressMode.CALLER or THREAD)");
+        }
         QpType type = device.capabilities().qpTypes().contains(QpType.RC) ? QpType.RC : QpType.SRD;
         WorldEndpoints w = new WorldEndpoints(world, type, threads, device);
         int p = world.size();
@@ -239,8 +269,12 @@ public final class WorldEndpoints implements AutoCloseable {
             // messages run) each slot's collectives scratch.
             w.collectivesAt = 8L * ((long) p * threads + 2L * threads);
             w.barrierWindow = w.allocateWindow(w.collectivesAt + (w.hub == null ? 0 : (long) threads * COLLECTIVE_SCRATCH));
+            if (progress == ProgressMode.THREAD) {
+                w.startProgressThread();
+            }
             world.barrier();
         } catch (RuntimeException | Error e) {
+            w.stopProgressThread();
             release(w.scratchMrs, w.memoryPd);
             w.closeManagers();
             if (w.hub != null) {
@@ -249,6 +283,43 @@ public final class WorldEndpoints implements AutoCloseable {
             throw e;
         }
         return w;
+    }
+
+    /** Guard every slot's endpoints and start the progress thread (an Agrona agent with a backoff idle strategy). */
+    private void startProgressThread() {
+        guards = new SlotGuard[threads];
+        for (int t = 0; t < threads; t++) {
+            guards[t] = new SlotGuard();
+        }
+        for (EndpointManager m : managers) {
+            for (Endpoint e : m.endpoints) {
+                e.guard(guards[e.index()]);
+            }
+        }
+        attended = new AtomicReferenceArray<>(threads);
+        progressAgent = new ProgressAgent(guards, attended, world.rank());
+        ProgressAgent a = progressAgent;
+        progressRunner = new AgentRunner(new BackoffIdleStrategy(), t -> a.failure.compareAndSet(null, t), null, a);
+        AgentRunner.startOnThread(progressRunner, r -> {
+            Thread t = new Thread(r, a.roleName());
+            t.setDaemon(true);
+            for (SlotGuard g : guards) {
+                g.attendant(t);
+            }
+            return t;
+        });
+    }
+
+    private void stopProgressThread() {
+        if (progressRunner != null) {
+            progressRunner.close();
+            progressRunner = null;
+        }
+    }
+
+    /** Who progresses this rank's slots. */
+    public ProgressMode progressMode() {
+        return guards == null ? ProgressMode.CALLER : ProgressMode.THREAD;
     }
 
     /**
@@ -358,9 +429,13 @@ public final class WorldEndpoints implements AutoCloseable {
             ordinal[r] = eps[r] == null ? 0 : managers.indexOf(eps[r].manager());
         }
         RankEndpoint re = new RankEndpoint(this, t, eps, qpType.connectionless(), world.rank(), ordinal, qpsPerPeer(),
-                maxChunk, device.capabilities().writeWithImm(), scratch.address() + 64L * t, scratchLkey, emulation);
+                maxChunk, device.capabilities().writeWithImm(), scratch.address() + 64L * t, scratchLkey, emulation,
+                guards == null ? null : guards[t]);
         re.hub = hub;
         leased[t] = re;
+        if (attended != null) {
+            attended.set(t, re);
+        }
         return re;
     }
 
@@ -386,6 +461,9 @@ public final class WorldEndpoints implements AutoCloseable {
     }
 
     synchronized void release(RankEndpoint e) {
+        if (attended != null) {
+            attended.set(e.index(), null); // under the slot's guard: the progress thread's next pass skips it
+        }
         for (Endpoint ep : e.distinct()) {
             ep.manager().release(ep);
         }
@@ -750,6 +828,7 @@ public final class WorldEndpoints implements AutoCloseable {
             }
             closed = true;
         }
+        stopProgressThread();
         try {
             world.barrier();
         } finally {
@@ -770,6 +849,11 @@ public final class WorldEndpoints implements AutoCloseable {
                     }
                 }
             }
+        }
+        Throwable f = progressAgent == null ? null : progressAgent.failure.get();
+        if (f != null) {
+            throw new IllegalStateException("the progress thread of rank " + world.rank() + " failed in a pass (an "
+                    + "active-message handler threw?): " + f, f);
         }
     }
 

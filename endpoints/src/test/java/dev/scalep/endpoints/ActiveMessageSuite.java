@@ -7,6 +7,7 @@ import dev.scalep.verbs.Device;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 
@@ -45,6 +46,8 @@ final class ActiveMessageSuite {
             ran.add("back-pressure");
             s.hostileMessagesAreRefusedAndTheStreamGoesOn();
             ran.add("hostile");
+            s.largePayloadsGoByRendezvous();
+            ran.add("rendezvous");
         }
         return ran;
     }
@@ -255,6 +258,96 @@ final class ActiveMessageSuite {
             into.set(ValueLayout.JAVA_BYTE, k, msg.data().get(ValueLayout.JAVA_BYTE, msg.offset() + len - 1 - k));
         }
         return msg.reply(pong, v + 1, ~(v + 1), into, 0, len);
+    }
+
+    static final long RENDEZVOUS_BUFFER = 1 << 20;
+
+    /**
+     * Payloads in a window: every slot names a 1 MiB rendezvous buffer and sends every rank (its
+     * own included) active messages of the eager limit less one, the limit, one above it, twice it,
+     * 64 KiB and 1 MiB from its part of a window, one message at a time, waiting for each
+     * rendezvous send: the handler runs once per message, in order, with the header words and
+     * every byte (a pattern that differs per message, so a stale buffer shows); then one payload
+     * above the destination's buffer, which runs no handler, is counted refused (OVERSIZE) there
+     * and completes with REMOTE_ERROR at the sender (an empty message after it shows the
+     * destination has dispatched it).
+     */
+    void largePayloadsGoByRendezvous() throws Exception {
+        long region = RENDEZVOUS_BUFFER + 4096;
+        try (Window src = eps.allocateWindow(region * threads); Window land = eps.allocateWindow(RENDEZVOUS_BUFFER * threads)) {
+            long[] oversizeBefore = new long[1];
+            inThreads((t, ep, am, buf) -> {
+                int max = am.maxPayload();
+                long[] sizes = {max - 1, max, max + 1, 2L * max + 3, 65536, RENDEZVOUS_BUFFER};
+                long[] got = new long[p];
+                am.register(40, msg -> {
+                    int from = msg.source();
+                    long i = got[from];
+                    if (msg.header0() == sizes.length + 1) { // the marker after the refused one: it was dispatched
+                        check(i == sizes.length, "the marker from " + from + " after " + i + " messages");
+                        got[from]++;
+                        return;
+                    }
+                    check(i < sizes.length && msg.header0() == i && msg.header1() == ((long) from << 32 | t),
+                            "message " + i + " from " + from + ": " + msg);
+                    check(msg.length() == sizes[(int) i], "length of " + msg + ": expected " + sizes[(int) i]);
+                    for (long k = 0; k < msg.length(); k++) {
+                        if (msg.data().get(ValueLayout.JAVA_BYTE, msg.offset() + k) != pattern(from, t, i, k)) {
+                            throw new AssertionError("byte " + k + " of " + msg);
+                        }
+                    }
+                    got[from]++;
+                });
+                am.rendezvousBuffer(land, RENDEZVOUS_BUFFER * t, RENDEZVOUS_BUFFER);
+                if (t == 0) {
+                    oversizeBefore[0] = am.refused(MessageRefusal.OVERSIZE);
+                }
+                check(ep.barrier(), "barrier: handlers and buffers in place");
+                Messages m = am.messages();
+                MessageStatus st = new MessageStatus();
+                MemorySegment mine = src.local();
+                long base = region * t;
+                for (int i = 0; i <= sizes.length + 1; i++) {
+                    long len = i < sizes.length ? sizes[i] : i == sizes.length ? RENDEZVOUS_BUFFER + 64 : 0;
+                    for (long k = 0; k < len; k++) {
+                        mine.set(ValueLayout.JAVA_BYTE, base + k, pattern(me, t, i, k));
+                    }
+                    for (int r = 0; r < p; r++) {
+                        int q;
+                        for (long spins = 0; (q = am.send(r, 40, i, (long) me << 32 | t, src, base, len))
+                                == ActiveMessages.BACK_PRESSURED; spins++) {
+                            check(spins < 50_000_000L, "a message of " + len + " bytes to rank " + r + " stayed back-pressured");
+                            am.progress();
+                        }
+                        check(q >= 0, "send of " + len + " bytes: " + q);
+                        check((q == ActiveMessages.COMPLETED) == (len <= max), len + " bytes went "
+                                + (q == ActiveMessages.COMPLETED ? "eager" : "by rendezvous") + "; the eager limit is " + max);
+                        if (q != ActiveMessages.COMPLETED) {
+                            check(m.waitFor(q, st), "the rendezvous send of " + len + " bytes to rank " + r + " did not complete");
+                            int expect = i < sizes.length ? MessageStatus.OK : MessageStatus.REMOTE_ERROR;
+                            check(st.error() == expect, len + " bytes to rank " + r + ": " + st);
+                        }
+                    }
+                }
+                progressUntil(am, () -> {
+                    for (int r = 0; r < p; r++) {
+                        if (got[r] < sizes.length + 1) {
+                            return false;
+                        }
+                    }
+                    return true;
+                }, "handled " + Arrays.toString(got));
+                check(ep.barrier(), "barrier: every rendezvous send completed");
+                for (int r = 0; r < p; r++) {
+                    check(got[r] == sizes.length + 1, "rank " + r + ": " + got[r] + " handled; the one above the buffer ran");
+                }
+                if (t == 0) {
+                    long refused = am.refused(MessageRefusal.OVERSIZE) - oversizeBefore[0];
+                    check(refused == (long) p * threads, "payloads above the rendezvous buffer refused: " + refused
+                            + "; sent " + p * threads);
+                }
+            });
+        }
     }
 
     /**
