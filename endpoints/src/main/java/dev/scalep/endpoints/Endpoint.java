@@ -777,6 +777,19 @@ public final class Endpoint implements AutoCloseable {
         return OK;
     }
 
+    /**
+     * A full postlist whose post met a full send queue stays staged (the call that staged it
+     * returned {@link #OK}); every progress call posts it again once completions made room, so a
+     * request accepted this way goes out with no other request or flush behind it (a ping-pong's
+     * put would otherwise wait for the peer's answer to itself). Does not allocate.
+     */
+    private void postFullBatch() {
+        ExclusivePoster d = direct;
+        if (d != null ? d.stagedFull() : batch.isFull()) {
+            postStaged();
+        }
+    }
+
     /** Post what is staged: {@link #OK}, {@link #BACK_PRESSURED} (kept staged) or the provider's errno. */
     private int postStaged() {
         ExclusivePoster d = direct;
@@ -899,6 +912,7 @@ public final class Endpoint implements AutoCloseable {
         }
         RoutedCompletion c = scratch;
         postReplies();
+        postFullBatch();
         for (;;) {
             if (!router.pollOrProgress(owner, c)) {
                 path.postQueued(); // requests a combiner left queued at its drain limit (shared QP)
@@ -980,6 +994,7 @@ public final class Endpoint implements AutoCloseable {
     void progressKeepingReceives() {
         RoutedCompletion c = scratch;
         postReplies();
+        postFullBatch();
         router.progress();
         while (router.poll(owner, c)) {
             if (!c.ok() && firstErrorStatus == 0) {
@@ -1053,6 +1068,7 @@ public final class Endpoint implements AutoCloseable {
         }
         RoutedCompletion c = scratch;
         postReplies();
+        postFullBatch();
         for (;;) {
             if (!router.pollOrProgress(owner, c)) {
                 path.postQueued();

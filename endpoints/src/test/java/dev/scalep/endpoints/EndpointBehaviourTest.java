@@ -159,6 +159,66 @@ class EndpointBehaviourTest {
         assertEquals(peerBase, peerDev.resources(), "peer resources back to baseline");
     }
 
+    static Stream<Arguments> oneThreadLevels() {
+        List<Arguments> out = new ArrayList<>();
+        for (String dev : System.getProperty("scalep.ep.devices", "sim:mlx5,sim:efa").split(",")) {
+            for (String level : LEVELS) {
+                if (fits(level, 1)) {
+                    out.add(Arguments.of(dev, level));
+                }
+            }
+        }
+        return out.stream();
+    }
+
+    /**
+     * A request accepted ({@code OK}) while the send queue is full stays staged, and the owner's
+     * polling posts it once completions made room, with no other request or flush behind it (a
+     * ping-pong waits for its peer by polling alone: before, a put accepted this way waited for
+     * the next request, which waited for the answer to it, and the ping-pong hung). Postlist 1:
+     * the peer takes none of the sends (its receives run out, the sends wait for receives) until
+     * a send is refused BACK_PRESSURED; then both sides only poll, the peer reposting its
+     * receives, and every accepted send must arrive, in a bounded number of polls.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("oneThreadLevels")
+    @Timeout(120)
+    void aSendAcceptedWhileTheSendQueueIsFullGoesOutWhenTheOwnerPolls(String devNames, String level) throws Exception {
+        String[] names = devNames.split("/");
+        Device dev = Devices.byName(names[0]);
+        Device peerDev = Devices.byName(names[names.length - 1]);
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(1, 4, 0).withDepths(16, 4).withBuffers(1024, 64);
+        try (EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), 1, opts);
+             EndpointManager b = EndpointManager.open(peerDev, SharingConfig.parse(level), 1, opts)) {
+            a.connect(b);
+            Endpoint e = a.acquire();
+            Endpoint peer = b.acquire();
+            int accepted = 0;
+            int rc;
+            while ((rc = e.send(accepted, 0, 8)) == Endpoint.OK) {
+                accepted++;
+                assertTrue(accepted < 1000, "1000 sends into 4 receives nobody reposts were never back-pressured");
+            }
+            assertEquals(Endpoint.BACK_PRESSURED, rc, "send " + Endpoint.outcomeName(rc));
+            Completion c = new Completion();
+            int received = 0;
+            for (long polls = 0; received < accepted && polls < 5_000_000; polls++) {
+                while (peer.poll(c)) {
+                    assertTrue(c.ok() && c.isRecv(), () -> "peer: " + c);
+                    received++;
+                    assertEquals(0, peer.repost((int) c.wrId()));
+                }
+                while (e.poll(c)) {
+                    assertTrue(c.ok(), () -> "sender: " + c);
+                }
+            }
+            assertEquals(accepted, received, "sends accepted (OK) and received; still staged: " + e.staged());
+            assertTrue(e.drain(20_000_000_000L), "drain");
+            b.release(peer);
+            a.release(e);
+        }
+    }
+
     private static long check(Completion c, long lastId) {
         if (!c.ok()) {
             throw new AssertionError("error completion " + c);
