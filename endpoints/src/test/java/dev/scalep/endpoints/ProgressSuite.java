@@ -172,18 +172,25 @@ final class ProgressSuite {
         }
     }
 
+    /** Send tagged message {@code taken}: true when it was taken, else (back-pressured) progress once. */
+    private static boolean sendOrProgress(Messages m, int t, int taken, MemorySegment buf) {
+        int rc = send(m, t, taken, buf);
+        if (rc == Messages.COMPLETED) {
+            return true;
+        }
+        check(rc == Messages.BACK_PRESSURED, "send outcome " + rc);
+        m.progress();
+        return false;
+    }
+
     private static void sendAll(RankEndpoint ep, Messages m, ActiveMessages am, Window flag, long wake, boolean[] woken,
                                 MemorySegment buf, int c, int tagged, int active, long[] replies, boolean thread) {
         int t = ep.index();
         int taken = 0;
         if (!thread) {
             for (int i = 0; i < 100 * c; i++) {
-                int rc = send(m, t, taken, buf);
-                if (rc == Messages.COMPLETED) {
+                if (sendOrProgress(m, t, taken, buf)) {
                     taken++;
-                } else {
-                    check(rc == Messages.BACK_PRESSURED, "send outcome " + rc);
-                    m.progress();
                 }
             }
             check(taken >= 1 && taken <= c, "a sender to an inattentive slot took " + taken
@@ -193,12 +200,8 @@ final class ProgressSuite {
         }
         for (long spins = 0; taken < tagged; spins++) {
             check(spins < 50_000_000L, "tagged message " + taken + " stayed back-pressured");
-            int rc = send(m, t, taken, buf);
-            if (rc == Messages.COMPLETED) {
+            if (sendOrProgress(m, t, taken, buf)) {
                 taken++;
-            } else {
-                check(rc == Messages.BACK_PRESSURED, "send outcome " + rc);
-                m.progress();
             }
         }
         for (int i = 0; i < active; i++) {
