@@ -153,6 +153,8 @@ public final class Perftest {
 
     /** The largest eager payload of the active-message tests: a 64 KiB receive slot less the header (rendezvous above). */
     public static final int MAX_ACTIVE = 65536 - ActiveMessages.HEADER_BYTES;
+    /** The largest eager payload of the tagged tests (rendezvous above), about where UCX's shared-memory transports switch. */
+    public static final int MAX_TAG_EAGER = 8192;
 
     private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(60);
 
@@ -163,6 +165,11 @@ public final class Perftest {
      */
     public static int activeSlotBytes(int size) {
         return (Math.min(size, MAX_ACTIVE) + ActiveMessages.HEADER_BYTES + 63) & ~63;
+    }
+
+    /** Receive slot bytes for tagged messages of {@code size}: eager up to {@value #MAX_TAG_EAGER} bytes, rendezvous above. */
+    public static int tagSlotBytes(int size) {
+        return (Math.min(size, MAX_TAG_EAGER) + Workload.TAG_HEADER + 63) & ~63;
     }
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 

@@ -120,11 +120,15 @@ final class PerftestCommand implements Callable<Integer> {
         EndpointOptions base = stream
                 ? EndpointOptions.DEFAULTS.withFeatures(postlist, unsignaled, 0).withDepths(depth, 8).withBuffers(64, 64)
                 : EndpointOptions.DEFAULTS.withFeatures(1, Math.min(unsignaled, 16), 0).withDepths(64, 8).withBuffers(64, 64);
-        // Active messages: receive slots that hold the payload up to 64 KiB (rendezvous above), and 64 of them for credits.
-        // Atomics emulated on a device without RDMA atomics (sim:efa) take receives too: 64 leave
-        // each thread 4 requests in flight to the other rank (WorldEndpoints.emulationCredits).
-        EndpointOptions opts = p.test().active()
-                ? base.withDepths(stream ? depth : 64, 64).withBuffers(64, Perftest.activeSlotBytes(size))
+        // Messages: receive slots that hold an active message's payload up to 64 KiB and a tagged message's up to
+        // 8 KiB (rendezvous above), and 64 of them (credits are a quarter of the receives), 256 for a stream of
+        // slots of up to 8 KiB: 64 credits, returned after 32 are taken (at 8 receives, 2 credits, a tag_bw
+        // sender waited for a credit round trip at every message; 256 slots of 64 KiB would be 16 MiB a QP).
+        // Atomics emulated on a device without RDMA atomics (sim:efa) take receives too: 64 leave each thread
+        // 4 requests in flight to the other rank (WorldEndpoints.emulationCredits).
+        int slotBytes = p.test().active() ? Perftest.activeSlotBytes(size) : Perftest.tagSlotBytes(size);
+        EndpointOptions opts = p.test().tagged()
+                ? base.withDepths(stream ? depth : 64, stream && slotBytes <= 8192 + 64 ? 256 : 64).withBuffers(64, slotBytes)
                 : p.test().atomic() ? base.withDepths(stream ? depth : 64, 64) : base;
         if (Bootstrap.launched(System.getenv())) {
             try (World w = World.open()) {
