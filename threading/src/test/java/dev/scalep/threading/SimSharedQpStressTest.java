@@ -165,9 +165,13 @@ class SimSharedQpStressTest {
                 }
             }));
         }
+        // Each worker fails itself once it makes no progress for the deadline; the join only catches a worker
+        // stuck outside its loop. 30 s was too short for slow but moving work in the rxe VM's TCG guest
+        // (sim-poster-0 still running at 30 s, deadline 120 s, in a CI run).
+        long joinMillis = Math.max(30_000L, 3 * TimeUnit.NANOSECONDS.toMillis(DEADLINE_NANOS));
         for (Thread t : ts) {
-            t.join(TimeUnit.SECONDS.toMillis(30));
-            assertTrue(!t.isAlive(), t.getName() + " still running");
+            t.join(joinMillis);
+            assertTrue(!t.isAlive(), t.getName() + " still running after " + joinMillis / 1000 + " s");
         }
         assertNull(failure.get(), () -> String.valueOf(failure.get()));
     }
