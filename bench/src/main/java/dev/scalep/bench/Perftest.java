@@ -164,12 +164,17 @@ public final class Perftest {
      * rendezvous into the target window).
      */
     public static int activeSlotBytes(int size) {
-        return (Math.min(size, MAX_ACTIVE) + ActiveMessages.HEADER_BYTES + 63) & ~63;
+        return slotBytes(size, MAX_ACTIVE, ActiveMessages.HEADER_BYTES);
     }
 
     /** Receive slot bytes for tagged messages of {@code size}: eager up to {@value #MAX_TAG_EAGER} bytes, rendezvous above. */
     public static int tagSlotBytes(int size) {
-        return (Math.min(size, MAX_TAG_EAGER) + Workload.TAG_HEADER + 63) & ~63;
+        return slotBytes(size, MAX_TAG_EAGER, Workload.TAG_HEADER);
+    }
+
+    /** A slot for the header and at most {@code max} bytes of payload, in whole cache lines. */
+    private static int slotBytes(int size, int max, int header) {
+        return (Math.min(size, max) + header + 63) & ~63;
     }
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 

@@ -128,7 +128,7 @@ final class PerftestCommand implements Callable<Integer> {
         // 4 requests in flight to the other rank (WorldEndpoints.emulationCredits).
         int slotBytes = p.test().active() ? Perftest.activeSlotBytes(size) : Perftest.tagSlotBytes(size);
         EndpointOptions opts = p.test().tagged()
-                ? base.withDepths(stream ? depth : 64, stream && slotBytes <= 8192 + 64 ? 256 : 64).withBuffers(64, slotBytes)
+                ? base.withDepths(stream ? depth : 64, stream && slotBytes <= Perftest.tagSlotBytes(Perftest.MAX_TAG_EAGER) ? 256 : 64).withBuffers(64, slotBytes)
                 : p.test().atomic() ? base.withDepths(stream ? depth : 64, 64) : base;
         if (Bootstrap.launched(System.getenv())) {
             try (World w = World.open()) {
