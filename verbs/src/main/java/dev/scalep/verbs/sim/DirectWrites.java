@@ -97,8 +97,9 @@ final class DirectWrites {
      * {@code room}; returns the index of the first WR not executed ({@code end} when all were).
      */
     int run(SendWorkRequests wrs, int from, int end, int room) {
-        if (!enabled || qp.state() != QpState.RTS || sl.hasQueued() || (path != null && path.busy())) {
-            return from;
+        if (!enabled || from >= end || !plainWrite(wrs, from) || qp.state() != QpState.RTS || sl.hasQueued()
+                || (path != null && path.busy())) {
+            return from; // a list that starts with a read, an atomic or a send resolves no target here
         }
         int dst = qp.remoteQpn(); // set at RTR, under the engine lock: fixed for the list
         if (path != null && RemotePath.isRemote(dev, dst)) {
