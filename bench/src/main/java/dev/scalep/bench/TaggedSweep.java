@@ -9,12 +9,14 @@ import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.ResourceUsage;
+import dev.scalep.verbs.counters.Counters;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
@@ -33,7 +35,9 @@ import java.util.function.Consumer;
  * rank 1 receives, and a round ends for a sender thread when its receiver's zero-byte answer
  * arrives (every message was matched); on one rank each slot sends to itself (the loopback) and
  * receives in the same loop. Rounds are timed as {@link SweepRunner}'s: from the first sender
- * thread's start to the last one's end, after two untimed warm-up rounds. After the last round every
+ * thread's start to the last one's end, after two untimed warm-up rounds; the sending rank's
+ * counters (every endpoint, send path and CQ of the rank, credit messages included) are read
+ * before each round and after its last sender thread ended it, as {@link SweepRunner} reads its sender's. After the last round every
  * slot of every rank meets in {@link RankEndpoint#barrier()} (the last credits settle), and the
  * ranks compare the messages received with those sent.
  */
@@ -106,6 +110,8 @@ final class TaggedSweep {
             }
             try {
                 for (int r = 0; sends && r < rounds && failure.get() == null; r++) {
+                    // the sender threads wait at the start barrier: its counters are still
+                    Map<String, Long> before = Counters.ENABLED ? we.counterTotals() : null;
                     start.await(5, TimeUnit.MINUTES);
                     long deadline = System.nanoTime() + TIMEOUT_NANOS;
                     while (arrived.get() < threads * (r + 1) && failure.get() == null) {
@@ -114,6 +120,8 @@ final class TaggedSweep {
                         }
                         Thread.sleep(0, 100_000);
                     }
+                    // every sender thread's round ended (its receiver's answer arrived); they only progress now
+                    CounterDelta moved = before == null ? null : CounterDelta.between(before, we.counterTotals());
                     ended.set(r + 1);
                     if (failure.get() != null || r < warmRounds) {
                         continue;
@@ -125,7 +133,7 @@ final class TaggedSweep {
                         last = Math.max(last, finish[r][t]);
                     }
                     Measurement m = new Measurement(p, r - warmRounds + 1, (last - first) / 1e9, p.messages() * threads,
-                            resources, "", p.unsignaled(), ranks, w.size(), null);
+                            resources, "", p.unsignaled(), ranks, w.size(), moved);
                     out.add(m);
                     each.accept(m);
                 }

@@ -67,4 +67,29 @@ class SweepCountersTest {
             assertTrue(s.get("doorbellsPerWr").isNumber(), s.toString());
         }
     }
+
+    /**
+     * Tagged messages too: on one rank each slot sends to itself, and every eager message is one
+     * WR; the receiver's credit messages (one per half of a pair's credits consumed) are WRs of the
+     * same rank, so the WRs lie between the messages and twice as many.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"sim:mlx5", "sim:efa"})
+    void taggedMessageRowsCarryTheirCountersToo(String device, @TempDir Path tmp) throws Exception {
+        SweepCommandTest.Run r = SweepCommandTest.run("sweep", "--device", device, "--op", "tag", "--size", "8",
+                "--threads", "1,2", "--categories", "static;mpi-threads", "--messages", "4096", "--repeat", "2",
+                "--no-progress", "--out", tmp.toString());
+        assertEquals(0, r.rc(), r.err());
+        JsonNode json = new ObjectMapper().readTree(tmp.resolve("results.json").toFile());
+        int rows = 0;
+        for (JsonNode row : json.get("rows")) {
+            long wrs = row.get("wrs").asLong();
+            long messages = row.get("messages").asLong();
+            assertTrue(wrs >= messages && wrs < 2 * messages, "WRs of " + messages + " tagged messages: " + row);
+            assertTrue(row.get("doorbells").asLong() > 0, row.toString());
+            assertTrue(row.get("doorbellsPerWr").isNumber(), row.toString());
+            rows++;
+        }
+        assertEquals(2 * 2 * 2, rows, "two levels, two thread counts, two repeats");
+    }
 }

@@ -27,7 +27,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.stream.Collectors;
 
@@ -815,6 +817,18 @@ public final class WorldEndpoints implements AutoCloseable {
         ResourceUsage sum = ResourceUsage.ZERO;
         for (EndpointManager m : managers) {
             sum = sum.plus(m.resources());
+        }
+        return sum;
+    }
+
+    /**
+     * The sums of this rank's counters by kind and name over every manager
+     * ({@link EndpointManager#counterTotals()}): a snapshot; all zero when counting is off.
+     */
+    public Map<String, Long> counterTotals() {
+        Map<String, Long> sum = new LinkedHashMap<>();
+        for (EndpointManager m : managers) {
+            m.counterTotals().forEach((k, v) -> sum.merge(k, v, Long::sum));
         }
         return sum;
     }
