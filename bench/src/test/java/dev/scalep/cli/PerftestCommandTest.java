@@ -96,14 +96,14 @@ class PerftestCommandTest {
     @Test
     void underMpirunTaggedMessagesRunBetweenProcesses() throws Exception {
         Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", "tag_lat", "-n", "5000",
-                "--device", "sim:efa")), Map.of(), 110);
+                "-w", "1000", "--device", "sim:efa")), Map.of(), 110);
         assertEquals(0, r.exit(), r.output());
         assertEquals(1, r.lines().stream().filter(l -> l.startsWith("Final:")).count(), r.output());
     }
 
     @Test
     void theTablePrintsUcxPerftestsColumns() {
-        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", "ucp_fadd", "-n", "2000");
+        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", "ucp_fadd", "-n", "2000", "-w", "1000");
         assertEquals(0, r.rc(), r.out() + r.err());
         assertTrue(r.out().contains("|    Stage     | # iterations | 50.0%ile | average | overall |  average |  overall |  average  |  overall  |"),
                 r.out());
@@ -129,7 +129,7 @@ class PerftestCommandTest {
 
     @Test
     void underMpirunRankZeroInitiatesAndPrintsOnce() throws Exception {
-        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", "ucp_fadd", "-n", "5000", "-T", "2")),
+        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", "ucp_fadd", "-n", "5000", "-w", "1000", "-T", "2")),
                 Map.of(), 110);
         assertEquals(0, r.exit(), r.output());
         assertEquals(1, r.lines().stream().filter(l -> l.startsWith("scalep perftest ucp_fadd on sim:mlx5 (mpi-everywhere), "
