@@ -37,9 +37,9 @@ import java.util.function.Consumer;
  * receives in the same loop. Rounds are timed as {@link SweepRunner}'s: from the first sender
  * thread's start to the last one's end, after two untimed warm-up rounds; the sending rank's
  * counters (every endpoint, send path and CQ of the rank, credit messages included) are read
- * before each round and after its last sender thread ended it, as {@link SweepRunner} reads its sender's. After the last round every
- * slot of every rank meets in {@link RankEndpoint#barrier()} (the last credits settle), and the
- * ranks compare the messages received with those sent.
+ * before each round and after its last sender thread ended it, as {@link SweepRunner} reads its
+ * sender's. After the last round every slot of every rank meets in {@link RankEndpoint#barrier()}
+ * (the last credits settle), and the ranks compare the messages received with those sent.
  */
 final class TaggedSweep {
     /** The tag of the stream; the answer that ends a round on two ranks uses the next. */

@@ -58,8 +58,8 @@ final class PerftestCommand implements Callable<Integer> {
 
     /** The bandwidth tests' default warm-up: about what the JIT needs to compile their loop (10,000 left it interpreted). */
     static final long STREAM_WARMUP = 2_000_000;
-    /** ... but at most about this many bytes of it, and at least 1000 iterations (large messages spend their time copying). */
-    static final long STREAM_WARMUP_BYTES = 1L << 30;
+    /** Every default warm-up moves at most about this many bytes, in at least 1000 iterations (large messages spend their time copying). */
+    static final long WARMUP_BYTES = 1L << 30;
 
     /**
      * The latency tests' default warm-up: with ucx_perftest's 10,000 a run of -n 200,000 measured the
@@ -79,7 +79,7 @@ final class PerftestCommand implements Callable<Integer> {
     }
 
     private static long cappedWarmup(long iterations, long size) {
-        return Math.min(iterations, Math.max(1_000, STREAM_WARMUP_BYTES / Math.max(1, size)));
+        return Math.min(iterations, Math.max(1_000, WARMUP_BYTES / Math.max(1, size)));
     }
 
     @Option(names = "-w", paramLabel = "ITERS", description = "Warm-up iterations in all threads (default " + LATENCY_WARMUP
