@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import org.agrona.concurrent.IdleStrategy;
 
 /**
  * The sweep's {@code --op tag}: tagged messages through the public {@link Messages} API at a sharing
@@ -82,7 +83,7 @@ final class TaggedSweep {
                 workers.add(Thread.ofPlatform().name("tagged-" + me + "-" + t).start(() -> {
                     try (RankEndpoint re = we.acquire()) {
                         Stream s = new Stream(re, re.messages(), ranks - 1 - me, ranks, mem.asSlice(idx * (POSTED + 1) * stride,
-                                (POSTED + 1) * stride), stride, w.size(), received, idx);
+                                (POSTED + 1) * stride), stride, w.size(), received, idx, we.waitIdle());
                         for (int r = 0; r < rounds; r++) {
                             long n = r < warmRounds ? warmup : p.messages();
                             if (sends) {
@@ -181,11 +182,14 @@ final class TaggedSweep {
         private final AtomicLongArray received;
         private final int idx;
         private final int[] ring = new int[POSTED];
+        /** The world's wait policy: every idle look yields where the node is oversubscribed. */
+        private final IdleStrategy idleStrategy;
         private final MessageStatus status = new MessageStatus();
         private long sent;
         private long taken;
 
-        Stream(RankEndpoint re, Messages m, int peer, int ranks, MemorySegment mem, long stride, int size, AtomicLongArray received, int idx) {
+        Stream(RankEndpoint re, Messages m, int peer, int ranks, MemorySegment mem, long stride, int size, AtomicLongArray received, int idx,
+               IdleStrategy idleStrategy) {
             if (m.eagerLimit() < size) {
                 throw new IllegalStateException("--op tag: " + size + " bytes are above the eager limit of "
                         + m.eagerLimit());
@@ -199,6 +203,7 @@ final class TaggedSweep {
             this.size = size;
             this.received = received;
             this.idx = idx;
+            this.idleStrategy = idleStrategy;
         }
 
         /** Send and/or receive n messages; on two ranks the receiver answers at the end and the sender waits for it. */
@@ -238,12 +243,14 @@ final class TaggedSweep {
                     taken(status);
                     moved = true;
                 }
+                // a look that moved nothing already progressed (send and test do); the idle strategy decides
+                // whether to give the processor up: the peer rank, a sharer or the NIC agent may need it
+                idleStrategy.idle(moved ? 1 : 0);
                 if (moved) {
                     idle = 0;
                     stuckSince = 0;
                 } else if (++idle % 4096 == 0) {
                     m.progress();
-                    Thread.yield();
                     long now = System.nanoTime();
                     if (stuckSince == 0) {
                         stuckSince = now;

@@ -165,8 +165,12 @@ public final class WorldEndpoints implements AutoCloseable {
         return oversubscribed;
     }
 
-    /** A new idle strategy for one thread slot's waits: see {@link #oversubscribed()}. */
-    IdleStrategy waitIdle() {
+    /**
+     * A new idle strategy for one thread's waits (the runtime's own, and an application's loop that
+     * polls for its messages or completions): see {@link #oversubscribed()}. Call
+     * {@code idle(work)} once per look, with the work the look did, so that it resets on work.
+     */
+    public IdleStrategy waitIdle() {
         return oversubscribed ? new YieldingIdleStrategy() : new BackoffIdleStrategy(SPINS_BEFORE_YIELD, Long.MAX_VALUE, 1, 1);
     }
 
