@@ -8,11 +8,20 @@ import dev.scalep.verbs.ResourceUsage;
  * notes (substitutions the endpoint layer made), the unsignaled interval that ran (the device may
  * have had to signal more often than {@code point().unsignaled()} asked), {@code ranks} (1 when
  * sender and receiver share a process, 2 when they are two ranks of a job) and the payload size,
- * and what the sender's runtime counters moved by during the run ({@code counters}; null when
- * counting was off, {@code -Dscalep.counters=false}).
+ * what the sender's runtime counters moved by during the run ({@code counters}; null when
+ * counting was off, {@code -Dscalep.counters=false}), and how many warm-up rounds ran before the
+ * configuration's timed rounds ({@code warmupRounds}: {@link SteadyWarmup} ends them when the JIT
+ * is quiet and the rate steady; 0 where unknown).
  */
 public record Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,
-                          String notes, int unsignaledRan, int ranks, int payloadBytes, CounterDelta counters) {
+                          String notes, int unsignaledRan, int ranks, int payloadBytes, CounterDelta counters,
+                          int warmupRounds) {
+
+    /** A measurement whose warm-up rounds are not known. */
+    public Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,
+                       String notes, int unsignaledRan, int ranks, int payloadBytes, CounterDelta counters) {
+        this(point, repeat, seconds, messages, resources, notes, unsignaledRan, ranks, payloadBytes, counters, 0);
+    }
 
     /** A measurement without counters. */
     public Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,

@@ -221,11 +221,11 @@ public final class Perftest {
                                         throw new IllegalStateException(p.test().label() + ": the opening barrier failed");
                                     }
                                 }
-                                w.run(warm, 0);
+                                w.run(warm, 0, true);
                                 hist[th].reset();
                                 measured.await(TIMEOUT_NANOS, TimeUnit.NANOSECONDS);
                                 long t0 = System.nanoTime();
-                                w.run(iters, warm);
+                                w.run(iters, warm, false);
                                 seconds[th] = (System.nanoTime() - t0) / 1e9;
                             }
                             // Every thread of both ranks: the target's serve emulated atomics until all
@@ -329,6 +329,10 @@ public final class Perftest {
 
     /** One initiator (or, in ucp_put_lat, answering) thread. */
     private static final class Worker {
+        /** Operations per call of the batch methods ({@link #stream}). */
+        private static final int BATCH = 4096;
+        /** Batches per flushed stream of the warm-up ({@link #stream}). */
+        private static final int WARM_STREAM = 16;
         private final RankEndpoint re;
         private final Test test;
         private final int me;
@@ -366,11 +370,11 @@ public final class Perftest {
             this.hist = hist;
         }
 
-        /** {@code n} iterations, numbered from {@code first} (stamps of the put ping-pong). */
-        void run(long n, long first) {
+        /** {@code n} iterations, numbered from {@code first} (stamps of the put ping-pong); the warm-up's or timed. */
+        void run(long n, long first, boolean warmup) {
             switch (test) {
-                case UCP_PUT_BW -> stream(n, false);
-                case UCP_ADD -> stream(n, true);
+                case UCP_PUT_BW -> stream(n, false, warmup);
+                case UCP_ADD -> stream(n, true, warmup);
                 case UCP_PUT_LAT -> pingPong(n, first);
                 case TAG_LAT -> tagPingPong(n);
                 case TAG_BW -> tagStream(n);
@@ -380,8 +384,32 @@ public final class Perftest {
             }
         }
 
-        private void stream(long n, boolean add) {
-            for (long i = 0; i < n; i++) {
+        /**
+         * The stream in batches of {@link #BATCH}: a method the loop calls thousands of times during
+         * the warm-up is compiled whole by C2 and runs compiled from the first timed operation on,
+         * where one long loop left its method to on-stack replacement, which the JIT had not reached by
+         * the end of the warm-up (the timed stream then ran C1's profiling code for its first 3
+         * million operations: ucp_put_bw -n 1000000 measured 4 M msg/s, -n 20000000 15 M). The
+         * warm-up ({@code warm}) is a series of streams of {@link #WARM_STREAM} batches, each flushed,
+         * so that the code compiled for it has seen what the timed stream does: its first operation
+         * after a flush (a window not yet touched since), and a full send queue. Compiled without the
+         * first, the first timed put sent the code back to the interpreter to be compiled again
+         * while the stream ran; warmed with a flush after every batch, the queue never filled in the
+         * warm-up, and the first full queue of the timed stream did the same.
+         */
+        private void stream(long n, boolean add, boolean warm) {
+            long b = 0;
+            for (long i = 0; i < n; i += BATCH) {
+                streamBatch((int) Math.min(BATCH, n - i), add);
+                if (warm && ++b % WARM_STREAM == 0) {
+                    flush();
+                }
+            }
+            flush();
+        }
+
+        private void streamBatch(int k, boolean add) {
+            for (int j = 0; j < k; j++) {
                 int rc;
                 while ((rc = add ? re.add(peer, target, off, 1) : re.put(peer, target, off, local, off, size))
                         == Endpoint.BACK_PRESSURED) {
@@ -389,11 +417,17 @@ public final class Perftest {
                 }
                 check(rc);
             }
-            flush();
         }
 
+        /** The blocking operations in batches of {@link #BATCH}, as {@link #stream}. */
         private void blocking(long n) {
-            for (long i = 0; i < n; i++) {
+            for (long i = 0; i < n; i += BATCH) {
+                blockingBatch(i, (int) Math.min(BATCH, n - i));
+            }
+        }
+
+        private void blockingBatch(long from, int k) {
+            for (long i = from, end = from + k; i < end; i++) {
                 long t0 = System.nanoTime();
                 int rc;
                 while ((rc = once(i)) == Endpoint.BACK_PRESSURED) {

@@ -78,8 +78,8 @@ public final class SweepRunner {
     }
 
     /**
-     * Measure {@code repeats} timed runs of {@code p} after two warm-up runs of {@code warmup} messages
-     * per thread. {@code each} receives every measurement as it is made.
+     * Measure {@code repeats} timed runs of {@code p} after warm-up runs of {@code warmup} messages
+     * per thread, at least two and until the JIT is quiet and the rate steady ({@link SteadyWarmup}). {@code each} receives every measurement as it is made.
      */
     public static List<Measurement> run(Device device, SweepPoint p, int repeats, long warmup,
                                         Consumer<Measurement> each) throws InterruptedException {
@@ -135,8 +135,8 @@ public final class SweepRunner {
     }
 
     /**
-     * Measure {@code repeats} timed runs of {@code p} posting the messages of {@code w} after two
-     * warm-up runs of {@code warmup} messages per thread. One rank: sender and receiver managers in
+     * Measure {@code repeats} timed runs of {@code p} posting the messages of {@code w} after warm-up
+     * runs of {@code warmup} messages per thread ({@link SteadyWarmup}; the tagged sweep runs two). One rank: sender and receiver managers in
      * this process. Two ranks: the sender threads on rank 0, the receiver on rank 1; rank 1 waits at a
      * barrier while rank 0 measures (for sends, its receiver threads repost each receive), and only
      * rank 0 gets measurements. {@code each} receives every measurement as it is made.
@@ -162,16 +162,17 @@ public final class SweepRunner {
                 Receivers rx = sends && world.rank() == 1 ? Receivers.start(mine, p.threads(), failure) : null;
                 List<Measurement> out = List.of();
                 RuntimeException err = null;
+                long[] sent = new long[1];
                 world.barrier(); // both sides' receives are posted
                 try {
-                    out = world.rank() == 0 ? measure(mine, null, p, w, repeats, warmup, 2, each) : List.of();
+                    out = world.rank() == 0 ? measure(mine, null, p, w, repeats, warmup, 2, each, sent) : List.of();
                 } catch (RuntimeException e) {
                     err = e;
                 } finally {
                     world.barrier(); // the receiver's memory stays until the sender is done
                 }
                 if (sends) {
-                    err = countReceives(world, p, repeats, warmup, rx, failure, err);
+                    err = countReceives(world, p, sent[0], rx, failure, err);
                 }
                 if (err != null) {
                     throw err;
@@ -182,26 +183,30 @@ public final class SweepRunner {
         try (EndpointManager sender = asWritten(EndpointManager.open(device, cfg, p.threads(), opts), p);
              EndpointManager receiver = EndpointManager.open(device, cfg, p.threads(), opts)) {
             sender.connect(receiver);
-            return measure(sender, receiver, p, w, repeats, warmup, 1, each);
+            return measure(sender, receiver, p, w, repeats, warmup, 1, each, null);
         }
     }
 
     /**
-     * After a send workload on two ranks: rank 1 waits (at most 60 s) until its receiver threads took
-     * every message rank 0 sent (warm-up rounds included), stops them, and the ranks compare counts;
-     * the error to throw on this rank (the sender's own, or a count that does not match), or null.
+     * After a send workload on two ranks: rank 0 tells rank 1 how many it sent ({@code sent}: the
+     * warm-up rounds, as many as {@link SteadyWarmup} ran, and the timed ones; -1 when it failed),
+     * rank 1 waits (at most 60 s) until its receiver threads took that many, stops them, and the
+     * ranks compare counts; the error to throw on this rank (the sender's own, or a count that does
+     * not match), or null.
      */
-    private static RuntimeException countReceives(World world, SweepPoint p, int repeats, long warmup, Receivers rx,
+    private static RuntimeException countReceives(World world, SweepPoint p, long sent, Receivers rx,
                                                   AtomicReference<Throwable> failure, RuntimeException err)
             throws InterruptedException {
-        long expected = p.threads() * ((warmup > 0 ? WARM_ROUNDS : 0) * warmup + repeats * p.messages());
+        long told = world.rank() == 0 && err == null && failure.get() == null ? sent : -1;
+        byte[][] all = world.allgather(ByteBuffer.allocate(8).putLong(told).array());
+        long expected = ByteBuffer.wrap(all[0]).getLong();
         long got = 0;
         if (rx != null) {
-            got = rx.awaitReceived(expected, TimeUnit.SECONDS.toNanos(60));
+            got = expected < 0 ? rx.received() : rx.awaitReceived(expected, TimeUnit.SECONDS.toNanos(60));
             rx.stop();
         }
         long mine = err != null || failure.get() != null ? -1 : got;
-        byte[][] all = world.allgather(ByteBuffer.allocate(8).putLong(mine).array());
+        all = world.allgather(ByteBuffer.allocate(8).putLong(mine).array());
         long atReceiver = ByteBuffer.wrap(all[1]).getLong();
         if (err != null) {
             return err;
@@ -210,7 +215,7 @@ public final class SweepRunner {
             return new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + ": a receiver failed: "
                     + failure.get(), failure.get());
         }
-        if (ByteBuffer.wrap(all[0]).getLong() < 0) {
+        if (expected < 0) {
             return new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed at rank 0");
         }
         if (atReceiver != expected) {
@@ -222,21 +227,24 @@ public final class SweepRunner {
 
     /** The timed rounds on the sender's threads; {@code receiver} (this process's, or null) reposts for sends. */
     private static List<Measurement> measure(EndpointManager sender, EndpointManager receiver, SweepPoint p, Workload w,
-                                             int repeats, long warmup, int ranks, Consumer<Measurement> each)
-            throws InterruptedException {
+                                             int repeats, long warmup, int ranks, Consumer<Measurement> each,
+                                             long[] sent) throws InterruptedException {
         List<Measurement> out = new ArrayList<>();
         ResourceUsage resources = sender.resources();
         String notes = sender.substitutions().stream().map(Substitution::toString).collect(Collectors.joining("; "));
         Endpoint[] eps = new Endpoint[p.threads()];
-        // Warm-up and repeats run on the same threads, which keep their endpoints.
-        // Two warm-up rounds: the end of the first (drain, flush) takes paths the loop never took and can
-        // send compiled code back to the interpreter; the second absorbs that recompilation.
-        int warmRounds = warmup > 0 ? WARM_ROUNDS : 0;
-        int rounds = repeats + warmRounds;
+        // Warm-up and repeats run on the same threads, which keep their endpoints. The warm-up rounds go
+        // on until the JIT is quiet and the rate steady (SteadyWarmup, at least two: the end of the first
+        // (drain, flush) takes paths the loop never took and can send compiled code back to the
+        // interpreter); then the timed rounds. The coordinator writes each round's message count
+        // (0: stop) before it releases the start barrier, which publishes it to the sender threads.
+        SteadyWarmup steady = warmup > 0 ? new SteadyWarmup() : null;
+        int maxRounds = repeats + (warmup > 0 ? SteadyWarmup.MAX_ROUNDS : 0);
+        long[] plan = new long[maxRounds + 1];
         // Each thread stamps its own start and end: the timed span is from the first thread's start
         // to the last thread's end, independent of when the coordinating thread gets scheduled.
-        long[][] begin = new long[rounds][p.threads()];
-        long[][] finish = new long[rounds][p.threads()];
+        long[][] begin = new long[maxRounds][p.threads()];
+        long[][] finish = new long[maxRounds][p.threads()];
         CyclicBarrier start = new CyclicBarrier(p.threads() + 1);
         CyclicBarrier end = new CyclicBarrier(p.threads() + 1);
         AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -251,9 +259,12 @@ public final class SweepRunner {
                     ep = sender.acquire();
                     eps[idx] = ep;
                     Completion c = new Completion();
-                    for (int r = 0; r < rounds; r++) {
+                    for (int r = 0;; r++) {
                         start.await();
-                        long n = r < warmRounds ? warmup : p.messages();
+                        long n = plan[r];
+                        if (n == 0) {
+                            break;
+                        }
                         begin[r][idx] = System.nanoTime();
                         sendAll(ep, c, n, idx, w);
                         finish[r][idx] = System.nanoTime();
@@ -276,8 +287,12 @@ public final class SweepRunner {
             threads.add(th);
             th.start();
         }
+        int r = 0;
         try {
-            for (int r = 0; r < rounds; r++) {
+            boolean warming = steady != null;
+            int rep = 0;
+            while (warming || rep < repeats) {
+                plan[r] = warming ? warmup : p.messages();
                 // the sender threads wait at the start barrier: its counters are still
                 Map<String, Long> before = Counters.ENABLED ? sender.counterTotals() : null;
                 start.await(5, TimeUnit.MINUTES);
@@ -290,15 +305,19 @@ public final class SweepRunner {
                     last = Math.max(last, finish[r][t]);
                 }
                 long nanos = last - first;
-                if (r < warmRounds) {
+                r++;
+                if (warming) {
+                    warming = steady.another(warmup * p.threads(), nanos);
                     continue;
                 }
-                int rep = r - warmRounds + 1;
+                rep++;
                 Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes,
-                        sender.signalEvery(), ranks, w.size(), moved);
+                        sender.signalEvery(), ranks, w.size(), moved, steady == null ? 0 : steady.rounds());
                 out.add(m);
                 each.accept(m);
             }
+            plan[r] = 0;
+            start.await(5, TimeUnit.MINUTES); // the threads read 0 and leave
         } catch (BrokenBarrierException | TimeoutException e) {
             Throwable f = failure.get();
             throw new IllegalStateException("sweep point " + p.label() + " x" + p.threads() + " failed: "
@@ -310,6 +329,13 @@ public final class SweepRunner {
             if (receivers != null) {
                 receivers.stop();
             }
+        }
+        if (sent != null) {
+            long total = 0;
+            for (int k = 0; k < r; k++) {
+                total += plan[k] * p.threads();
+            }
+            sent[0] = total;
         }
         Throwable f = failure.get();
         if (f != null) {

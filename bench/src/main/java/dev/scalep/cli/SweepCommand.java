@@ -100,7 +100,7 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--qp-mode", paramLabel = "MODE", description = "How a shared QP serialises posts in --share qp: locked (the research) or combining (default ${DEFAULT-VALUE}).")
     String qpMode = "locked";
 
-    @Option(names = "--repeat", paramLabel = "N", description = "Timed repeats per configuration (default 5; --quick 3). Two untimed warm-up runs precede them.")
+    @Option(names = "--repeat", paramLabel = "N", description = "Timed repeats per configuration (default 5; --quick 3). Untimed warm-up runs precede them: at least two, more until the JIT is quiet and the rate steady (at most 60, or 20 s).")
     Integer repeat;
 
     @Option(names = "--out", paramLabel = "DIR", description = "Output directory (default ${DEFAULT-VALUE}). It is checked "
@@ -176,7 +176,7 @@ final class SweepCommand implements Callable<Integer> {
     private int measure(World world, Device dev, SweepPlan plan, Workload workload, RunOutput output) throws Exception {
         say.println("scalep sweep on " + dev.name() + (world.size() == 2 ? ", sender threads on rank 0, receiver on rank 1" : "")
                 + ": " + plan.points().size() + " configurations x "
-                + plan.repeats() + " repeats (+2 warm-up runs each), " + plan.messagesPerConfiguration() + " messages per configuration, p="
+                + plan.repeats() + " repeats (+ warm-up runs each until the JIT is quiet), " + plan.messagesPerConfiguration() + " messages per configuration, p="
                 + postlist + " q=" + unsignaled + " d=" + depth + ", " + workload.size() + "-byte " + workload.op().spelling() + "s");
         for (String n : plan.notes()) {
             say.println("  note: " + n);
@@ -230,7 +230,7 @@ final class SweepCommand implements Callable<Integer> {
         settings.put("unsignaled", unsignaled);
         settings.put("depth", depth);
         settings.put("messagesPerConfiguration", plan.messagesPerConfiguration());
-        settings.put("warmupMessages", "half of a repeat's, per configuration");
+        settings.put("warmupMessages", "half of a repeat's per warm-up round; rounds until the JIT is quiet (warmupRounds)");
         settings.put("repeats", plan.repeats());
         settings.put("payloadBytes", workload.size());
         settings.put("op", workload.op().spelling());

@@ -216,7 +216,7 @@ final class TuneCommand implements Callable<Integer> {
                      List<TuneCandidates.Entry> entries, long perThread, int repeats) throws Exception {
         System.out.println("scalep policy tune on " + dev.name() + (world.size() == 2 ? ", sender threads on rank 0, "
                 + "receivers on rank 1" : "") + ": " + threads + " threads, " + workload.describe() + ", "
-                + entries.size() + " candidates x " + repeats + " repeats (+2 warm-up runs each), " + perThread * threads
+                + entries.size() + " candidates x " + repeats + " repeats (+ warm-up runs each until the JIT is quiet), " + perThread * threads
                 + " messages per repeat");
         System.out.println("rule: " + rule.describe());
         long messagesPerRepeat = perThread * threads;
