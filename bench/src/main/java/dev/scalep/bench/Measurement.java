@@ -11,16 +11,18 @@ import dev.scalep.verbs.ResourceUsage;
  * what the sender's runtime counters moved by during the run ({@code counters}; null when
  * counting was off, {@code -Dscalep.counters=false}), and how many warm-up rounds ran before the
  * configuration's timed rounds ({@code warmupRounds}: {@link SteadyWarmup} ends them when the JIT
- * is quiet and the rate steady; 0 where unknown).
+ * is quiet and the rate steady; 0 where unknown), and how long the sender threads took for the
+ * {@link ControlLoop}'s fixed work around the round ({@code controlNanos}, their mean; 0 where not
+ * measured): the machine's speed then.
  */
 public record Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,
                           String notes, int unsignaledRan, int ranks, int payloadBytes, CounterDelta counters,
-                          int warmupRounds) {
+                          int warmupRounds, long controlNanos) {
 
     /** A measurement whose warm-up rounds are not known. */
     public Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,
                        String notes, int unsignaledRan, int ranks, int payloadBytes, CounterDelta counters) {
-        this(point, repeat, seconds, messages, resources, notes, unsignaledRan, ranks, payloadBytes, counters, 0);
+        this(point, repeat, seconds, messages, resources, notes, unsignaledRan, ranks, payloadBytes, counters, 0, 0);
     }
 
     /** A measurement without counters. */

@@ -241,10 +241,12 @@ public final class SweepRunner {
         SteadyWarmup steady = warmup > 0 ? new SteadyWarmup() : null;
         int maxRounds = repeats + (warmup > 0 ? SteadyWarmup.MAX_ROUNDS : 0);
         long[] plan = new long[maxRounds + 1];
+        boolean[] timed = new boolean[maxRounds + 1]; // the control loop runs around timed rounds only
         // Each thread stamps its own start and end: the timed span is from the first thread's start
         // to the last thread's end, independent of when the coordinating thread gets scheduled.
         long[][] begin = new long[maxRounds][p.threads()];
         long[][] finish = new long[maxRounds][p.threads()];
+        long[][] control = new long[maxRounds][p.threads()];
         CyclicBarrier start = new CyclicBarrier(p.threads() + 1);
         CyclicBarrier end = new CyclicBarrier(p.threads() + 1);
         AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -265,9 +267,12 @@ public final class SweepRunner {
                         if (n == 0) {
                             break;
                         }
+                        boolean ctl = timed[r];
+                        long before = ctl ? ControlLoop.nanos() : 0; // the machine's speed around the round
                         begin[r][idx] = System.nanoTime();
                         sendAll(ep, c, n, idx, w);
                         finish[r][idx] = System.nanoTime();
+                        control[r][idx] = ctl ? (before + ControlLoop.nanos()) / 2 : 0;
                         end.await();
                     }
                 } catch (Throwable e) {
@@ -293,6 +298,7 @@ public final class SweepRunner {
             int rep = 0;
             while (warming || rep < repeats) {
                 plan[r] = warming ? warmup : p.messages();
+                timed[r] = !warming;
                 // the sender threads wait at the start barrier: its counters are still
                 Map<String, Long> before = Counters.ENABLED ? sender.counterTotals() : null;
                 start.await(5, TimeUnit.MINUTES);
@@ -300,9 +306,11 @@ public final class SweepRunner {
                 CounterDelta moved = before == null ? null : CounterDelta.between(before, sender.counterTotals());
                 long first = Long.MAX_VALUE;
                 long last = Long.MIN_VALUE;
+                long ctl = 0;
                 for (int t = 0; t < p.threads(); t++) {
                     first = Math.min(first, begin[r][t]);
                     last = Math.max(last, finish[r][t]);
+                    ctl += control[r][t];
                 }
                 long nanos = last - first;
                 r++;
@@ -312,7 +320,8 @@ public final class SweepRunner {
                 }
                 rep++;
                 Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes,
-                        sender.signalEvery(), ranks, w.size(), moved, steady == null ? 0 : steady.rounds());
+                        sender.signalEvery(), ranks, w.size(), moved, steady == null ? 0 : steady.rounds(),
+                        ctl / p.threads());
                 out.add(m);
                 each.accept(m);
             }

@@ -191,8 +191,9 @@ final class SweepCommand implements Callable<Integer> {
         say.flush();
         Warmup.run(dev, plan.points(), workload);
         say.println(" done");
-        say.printf("%n%-30s %7s %6s %4s %4s %10s %8s %5s %5s %6s %6s %10s%n", "LEVEL", "VARIANT", "THREADS", "P", "Q",
-                "MMSG/S", "SECONDS", "QPS", "CQS", "UARPG", "UUARS", "MEMORY");
+        // CTRL-US: the control loop's time around the round (ControlLoop), the machine's speed then
+        say.printf("%n%-30s %7s %6s %4s %4s %10s %8s %5s %5s %6s %6s %10s %8s%n", "LEVEL", "VARIANT", "THREADS", "P", "Q",
+                "MMSG/S", "SECONDS", "QPS", "CQS", "UARPG", "UUARS", "MEMORY", "CTRL-US");
 
         // A progress bar only on a terminal: redirected to a file it would be a wall of redraws.
         Console console = System.console();
@@ -210,10 +211,11 @@ final class SweepCommand implements Callable<Integer> {
                         System.err.print("\r\033[2K"); // clear the bar's line; it redraws below the row
                         System.err.flush();
                     }
-                    say.printf("%-30s %7s %6d %4d %4d %10.3f %8.3f %5d %5d %6d %6d %10s%n", trim(p.label(), 30),
+                    say.printf("%-30s %7s %6d %4d %4d %10.3f %8.3f %5d %5d %6d %6d %10s %8s%n", trim(p.label(), 30),
                             p.variant(), p.threads(), p.postlist(), m.unsignaledRan(), m.mmsgPerSec(), m.seconds(),
                             m.resources().qps(), m.resources().cqs(), m.resources().uarPages(), m.resources().uuars(),
-                            bytes(m.resources().memoryBytes()));
+                            bytes(m.resources().memoryBytes()),
+                            m.controlNanos() == 0 ? "-" : String.valueOf(m.controlNanos() / 1000));
                     if (m.notes() != null && !m.notes().isEmpty() && m.repeat() == 1) {
                         say.println("    substituted: " + m.notes());
                     }
