@@ -79,7 +79,8 @@ public final class SweepRunner {
 
     /**
      * Measure {@code repeats} timed runs of {@code p} after warm-up runs of {@code warmup} messages
-     * per thread, at least two and until the JIT is quiet and the rate steady ({@link SteadyWarmup}). {@code each} receives every measurement as it is made.
+     * per thread, at least two and until the JIT is quiet and the rate steady ({@link SteadyWarmup}).
+     * {@code each} receives every measurement as it is made.
      */
     public static List<Measurement> run(Device device, SweepPoint p, int repeats, long warmup,
                                         Consumer<Measurement> each) throws InterruptedException {
@@ -136,10 +137,10 @@ public final class SweepRunner {
 
     /**
      * Measure {@code repeats} timed runs of {@code p} posting the messages of {@code w} after warm-up
-     * runs of {@code warmup} messages per thread ({@link SteadyWarmup}; the tagged sweep runs two). One rank: sender and receiver managers in
-     * this process. Two ranks: the sender threads on rank 0, the receiver on rank 1; rank 1 waits at a
-     * barrier while rank 0 measures (for sends, its receiver threads repost each receive), and only
-     * rank 0 gets measurements. {@code each} receives every measurement as it is made.
+     * runs of {@code warmup} messages per thread ({@link SteadyWarmup}; the tagged sweep runs two).
+     * One rank: sender and receiver managers in this process. Two ranks: the sender threads on rank
+     * 0, the receiver on rank 1; rank 1 waits at a barrier while rank 0 measures (for sends, its
+     * receiver threads repost each receive), and only rank 0 gets measurements. {@code each} receives every measurement as it is made.
      */
     public static List<Measurement> run(World world, Device device, SweepPoint p, Workload w, int repeats, long warmup,
                                         Consumer<Measurement> each) throws InterruptedException {
