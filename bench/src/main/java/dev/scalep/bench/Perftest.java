@@ -116,8 +116,13 @@ public final class Perftest {
         }
     }
 
-    /** What to run: {@code size} bytes, {@code iterations} measured and {@code warmup} untimed in all, over {@code threads}. */
-    public record Params(Test test, int size, long iterations, long warmup, int threads) {
+    /**
+     * What to run: {@code size} bytes, {@code iterations} measured and {@code warmup} untimed in all,
+     * over {@code threads}; with {@code mapped}, the windows are reached through their mapping where
+     * the device maps them ({@link WorldEndpoints#mapWindows}), as UCX's posix transport reaches a
+     * peer's memory.
+     */
+    public record Params(Test test, int size, long iterations, long warmup, int threads, boolean mapped) {
         /** Refuse what the test cannot do, before anything runs. */
         public Params {
             if (test.atomic() && size != Long.BYTES) {
@@ -192,10 +197,15 @@ public final class Perftest {
         int threads = p.threads();
         long slot = Math.max(64, (p.size() + 63L) & ~63L);
         try (WorldEndpoints we = WorldEndpoints.open(world, device, cfg, threads, opts)) {
+            we.mapWindows(p.mapped());
             Window target = we.allocateWindow(slot * threads);
             Window local = we.allocateWindow(slot * threads);
             Result result;
             try {
+                if (p.mapped() && !target.mapped(1 - me)) {
+                    throw new IllegalArgumentException("--transport shm: " + device.name() + " cannot map rank " + (1 - me)
+                            + "'s window into this process (only the simulator's ranks on one machine can); use --transport nic");
+                }
                 world.barrier();
                 double[] seconds = new double[threads];
                 Histogram[] hist = new Histogram[threads];
@@ -204,7 +214,7 @@ public final class Perftest {
                 List<Thread> workers = new ArrayList<>();
                 // Without RDMA atomics (EFA) the atomics are emulated: the target's threads must
                 // progress to serve them, so they run too, waiting in the endpoints' barrier.
-                boolean emulated = p.test().atomic() && !device.capabilities().atomicCap().supported();
+                boolean emulated = p.test().atomic() && !device.capabilities().atomicCap().supported() && !p.mapped();
                 boolean active = me == 0 || p.test() == Test.UCP_PUT_LAT || p.test().tagged() || emulated;
                 for (int t = 0; active && t < threads; t++) {
                     int th = t;
@@ -329,6 +339,12 @@ public final class Perftest {
 
     /** One initiator (or, in ucp_put_lat, answering) thread. */
     private static final class Worker {
+        /**
+         * The latency tests time every 16th iteration ({@code i & SAMPLE_MASK == 0}) for the median
+         * and mean: a clock read costs about 30 ns here, half a shared-memory get, and ucx_perftest
+         * reads the TSC. The overall latency is the run's time over its iterations.
+         */
+        private static final long SAMPLE_MASK = 15;
         /** Operations per call of the batch methods ({@link #stream}). */
         private static final int BATCH = 4096;
         /** Batches per flushed stream of the warm-up ({@link #stream}). */
@@ -347,6 +363,12 @@ public final class Perftest {
         private final Completion c = new Completion();
         private final MessageStatus status = new MessageStatus();
         private final int[] open = new int[16];
+        /**
+         * The put ping-pong polls its completions at every look for the peer's stamp through the
+         * endpoint, at every 64th when the put went to a mapped window (no completion; a poll
+         * costs more than the look).
+         */
+        private final int pollMask;
         private Messages messages;
         private ActiveMessages am;
         /** Active messages this thread's handler ran for, the count it waits for, and replies it owes. */
@@ -368,6 +390,7 @@ public final class Perftest {
             this.off = off;
             this.size = size;
             this.hist = hist;
+            this.pollMask = target.mapped(peer) ? 63 : 0;
         }
 
         /** {@code n} iterations, numbered from {@code first} (stamps of the put ping-pong); the warm-up's or timed. */
@@ -428,7 +451,8 @@ public final class Perftest {
 
         private void blockingBatch(long from, int k) {
             for (long i = from, end = from + k; i < end; i++) {
-                long t0 = System.nanoTime();
+                boolean timed = (i & SAMPLE_MASK) == 0;
+                long t0 = timed ? System.nanoTime() : 0;
                 int rc;
                 while ((rc = once(i)) == Endpoint.BACK_PRESSURED) {
                     re.poll(c);
@@ -437,7 +461,9 @@ public final class Perftest {
                 if (test != Test.UCP_SWAP) {
                     flush();
                 }
-                hist.recordValue(Math.min(System.nanoTime() - t0, hist.getHighestTrackableValue()));
+                if (timed) {
+                    hist.recordValue(Math.min(System.nanoTime() - t0, hist.getHighestTrackableValue()));
+                }
             }
         }
 
@@ -453,7 +479,8 @@ public final class Perftest {
         private void pingPong(long n, long first) {
             long stampAt = off + size - Long.BYTES;
             for (long i = first + 1; i <= first + n; i++) {
-                long t0 = System.nanoTime();
+                boolean timed = (i & SAMPLE_MASK) == 0;
+                long t0 = timed ? System.nanoTime() : 0;
                 if (me == 0) {
                     send(i, stampAt);
                     await(i, stampAt);
@@ -461,7 +488,9 @@ public final class Perftest {
                     await(i, stampAt);
                     send(i, stampAt);
                 }
-                hist.recordValue(Math.min((System.nanoTime() - t0) / 2, hist.getHighestTrackableValue()));
+                if (timed) {
+                    hist.recordValue(Math.min((System.nanoTime() - t0) / 2, hist.getHighestTrackableValue()));
+                }
             }
             flush();
         }
@@ -476,7 +505,8 @@ public final class Perftest {
         private void tagPingPong(long n) {
             Messages m = messages();
             for (long i = 0; i < n; i++) {
-                long t0 = System.nanoTime();
+                boolean timed = (i & SAMPLE_MASK) == 0;
+                long t0 = timed ? System.nanoTime() : 0;
                 if (me == 0) {
                     tagSend(m, 0);
                     tagRecv(m);
@@ -484,7 +514,9 @@ public final class Perftest {
                     tagRecv(m);
                     tagSend(m, 0);
                 }
-                hist.recordValue(Math.min((System.nanoTime() - t0) / 2, hist.getHighestTrackableValue()));
+                if (timed) {
+                    hist.recordValue(Math.min((System.nanoTime() - t0) / 2, hist.getHighestTrackableValue()));
+                }
             }
         }
 
@@ -532,12 +564,15 @@ public final class Perftest {
 
         private void amPingPong(long n) {
             for (long i = 0; i < n; i++) {
-                long t0 = System.nanoTime();
+                boolean timed = (i & SAMPLE_MASK) == 0;
+                long t0 = timed ? System.nanoTime() : 0;
                 if (me == 0) {
                     amSend(size);
                 }
                 amAwait(1);
-                hist.recordValue(Math.min((System.nanoTime() - t0) / 2, hist.getHighestTrackableValue()));
+                if (timed) {
+                    hist.recordValue(Math.min((System.nanoTime() - t0) / 2, hist.getHighestTrackableValue()));
+                }
             }
         }
 
@@ -663,8 +698,10 @@ public final class Perftest {
             long deadline = 0;
             int spins = 0;
             while ((long) LONG.getAcquire(landing, stampAt) != stamp) {
-                re.poll(c); // completions of this side's puts, so its send queue drains
-                if (++spins == 4096) {
+                if ((++spins & pollMask) == 0) {
+                    re.poll(c); // completions of this side's puts, so its send queue drains
+                }
+                if (spins == 4096) {
                     spins = 0;
                     Thread.yield(); // the peer is late: on an oversubscribed machine, let it (or its NIC agent) run
                     long now = System.nanoTime();

@@ -103,6 +103,14 @@ final class PerftestCommand implements Callable<Integer> {
     @Option(names = "--unsignaled", paramLabel = "Q", description = "Bandwidth tests: one signaled completion every Q (default ${DEFAULT-VALUE}).")
     int unsignaled = EndpointOptions.DEFAULTS.signalEvery();
 
+    /** How the one-sided tests reach the target's window. */
+    enum Transport { nic, shm }
+
+    @Option(names = "--transport", paramLabel = "nic|shm", description = "One-sided tests: through the endpoints and the "
+            + "device (nic, the default), or, where the device maps the target's window into this process (the simulator), "
+            + "with the CPU's loads, stores and atomic instructions on it (shm, as UCX_TLS=posix) (default ${DEFAULT-VALUE}).")
+    Transport transport = Transport.nic;
+
     @Option(names = "--json", description = "Print the result as one JSON object instead of the table.")
     boolean json;
 
@@ -115,13 +123,15 @@ final class PerftestCommand implements Callable<Integer> {
         try {
             Perftest.Test t = Perftest.Test.parse(test);
             long w = warmup != null ? warmup : t.latency() ? latencyWarmup(size) : streamWarmup(size);
-            p = new Perftest.Params(t, size, iterations, w, threads);
+            p = new Perftest.Params(t, size, iterations, w, threads, transport == Transport.shm);
         } catch (IllegalArgumentException e) {
             throw new UserException(e.getMessage());
         }
         boolean stream = !p.test().latency();
         Checks.refuseUnless(spec, "--postlist", stream, "latency tests post every operation at once (postlist 1)");
         Checks.refuseUnless(spec, "--unsignaled", stream, "latency tests wait for every operation");
+        Checks.refuseUnless(spec, "--transport", !p.test().tagged() && !p.test().active(),
+                "tagged and active messages go through the endpoints");
         Checks.range("--postlist", postlist, 1, 1024, "");
         Checks.range("--unsignaled", unsignaled, 1, 1024, "");
         SharingConfig cfg;
@@ -193,6 +203,7 @@ final class PerftestCommand implements Callable<Integer> {
             m.put("test", r.test().label());
             m.put("device", dev.name());
             m.put("category", category);
+            m.put("transport", transport.name());
             m.put("ranks", where);
             m.put("size", r.size());
             m.put("iterations", r.iterations());

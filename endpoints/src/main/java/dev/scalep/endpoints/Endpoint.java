@@ -109,6 +109,9 @@ public final class Endpoint implements AutoCloseable {
     private final ExclusivePoster direct;
     /** Requests accepted by the send path (posted or handed to a combiner), refused ones included. */
     private long posted;
+    /** {@link #posted} when {@link #settledNow} last found nothing in flight (-1 before), and the refused count then. */
+    private long settledAt = -1;
+    private long settledRejected;
     /** Receive slots, posted to the QP or as this endpoint's share of an SRQ. */
     private final EndpointReceives receives;
     private final RoutedCompletion scratch = new RoutedCompletion();
@@ -1140,6 +1143,32 @@ public final class Endpoint implements AutoCloseable {
      */
     public long rejected() {
         return path.rejected(owner);
+    }
+
+    /**
+     * Whether a flush would find nothing to do: nothing staged, no unsignaled request waiting for a
+     * signaled one, nothing outstanding. Once that held it holds until the next post, so a thread
+     * that asks again without posting (a flush after operations that bypassed the endpoint) gets
+     * its answer from two fields, without asking the send path. The owner's call.
+     */
+    boolean settledNow() {
+        if (staged() != 0 || sinceSignal != 0) {
+            return false;
+        }
+        if (posted == settledAt) {
+            return true;
+        }
+        if (outstanding() != 0) {
+            return false;
+        }
+        settledRejected = path.rejected(owner);
+        settledAt = posted;
+        return true;
+    }
+
+    /** {@link #rejected()} as {@link #settledNow} last found it: exact while it holds (nothing posted since). */
+    long settledRejected() {
+        return settledRejected;
     }
 
     /** The errno of this endpoint's first refused request ({@link dev.scalep.verbs.Errno}), 0 if none. */

@@ -107,6 +107,8 @@ public final class EndpointManager implements AutoCloseable {
     final Endpoint[] endpoints;
     private final boolean[] taken;
     private EndpointManager peer;
+    /** Per peer, the QPNs of its QPs this manager's QP {@code k} sends to (set by connect). */
+    private int[][] peerQpns;
     /** Destinations each QP reaches: 1 for a pair, the other ranks for a connectionless QP of a world. */
     final int peers;
     boolean connected;
@@ -342,6 +344,8 @@ public final class EndpointManager implements AutoCloseable {
             other.connected = true;
             ManagerAddress mine = ManagerAddress.of(this);
             ManagerAddress theirs = ManagerAddress.of(other);
+            peerQpns = new int[][]{qpns(theirs)};
+            other.peerQpns = new int[][]{qpns(mine)};
             PeerWiring.wire(this, 0, theirs);
             PeerWiring.wire(other, 0, mine);
             PeerWiring.bringUp(this, theirs);
@@ -354,6 +358,22 @@ public final class EndpointManager implements AutoCloseable {
             PeerWiring.finishBringUp(other);
         }
         Events.connected(device.name(), requested.toString(), threads, qps.size(), 1);
+    }
+
+    private static int[] qpns(ManagerAddress a) {
+        int[] q = new int[a.qps().size()];
+        for (int k = 0; k < q.length; k++) {
+            q[k] = a.qps().get(k).qpn();
+        }
+        return q;
+    }
+
+    /** The QPN of peer {@code peer}'s QP that this manager's QP {@code k} sends to (once connected). */
+    synchronized int peerQpn(int peer, int k) {
+        if (peerQpns == null) {
+            throw new IllegalStateException("not connected");
+        }
+        return peerQpns[peer][k];
     }
 
     /** What another process needs to reach this manager, as bytes (QP addresses and endpoint buffers). */
@@ -386,6 +406,11 @@ public final class EndpointManager implements AutoCloseable {
             throw new IllegalArgumentException("an RC QP reaches one peer; use one manager per peer");
         }
         connected = true;
+        int[][] q = new int[a.length][];
+        for (int i = 0; i < a.length; i++) {
+            q[i] = qpns(a[i]);
+        }
+        peerQpns = q;
         for (int i = 0; i < a.length; i++) {
             PeerWiring.wire(this, i, a[i]);
         }

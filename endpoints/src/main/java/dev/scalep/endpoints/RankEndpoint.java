@@ -309,8 +309,7 @@ public final class RankEndpoint implements AutoCloseable {
             throw new IllegalArgumentException("putNotify: length " + length + " is above one request's "
                     + maxChunk + " bytes (nothing posted)");
         }
-        touch(target, "putNotify");
-        touch(source, "putNotify");
+        touch(target, source, "putNotify");
         return e.stageWindow(Opcode.RDMA_WRITE_WITH_IMM, source.localAddress + sourceOffset, length,
                 source.lkey[lkeyBase[rank] + qpOf[rank]], target.address[rank] + targetOffset,
                 target.rkey[rank * target.qps + qpOf[rank]], value);
@@ -335,9 +334,19 @@ public final class RankEndpoint implements AutoCloseable {
         e.checkOwnerFor(name);
         remote.checkRange(name, rank, remoteOffset, length);
         local.checkRange(name, me, localOffset, length);
-        touch(remote, name);
-        touch(local, name);
+        touch(remote, local, name);
         if (length == 0) {
+            return Endpoint.OK;
+        }
+        MemorySegment part = remote.mapped[rank];
+        if (part != null && idleTo(e)) {
+            if (op == Opcode.RDMA_WRITE) {
+                MemorySegment.copy(local.local(), localOffset, part, remoteOffset, length);
+                VarHandle.releaseFence(); // later stores (a flag the target waits for) stay after the bytes
+            } else {
+                VarHandle.acquireFence();
+                MemorySegment.copy(part, remoteOffset, local.local(), localOffset, length);
+            }
             return Endpoint.OK;
         }
         int k = qpOf[rank];
@@ -405,8 +414,12 @@ public final class RankEndpoint implements AutoCloseable {
     private int fetchAddEntered(int rank, Window target, long offset, long addend, Window result, long resultOffset) {
         Endpoint e = atomicTarget("fetchAdd", rank, target, offset);
         result.checkRange("fetchAdd result", me, resultOffset, 8);
-        touch(target, "fetchAdd");
-        touch(result, "fetchAdd");
+        touch(target, result, "fetchAdd");
+        MemorySegment part = target.mapped[rank];
+        if (part != null && idleTo(e)) {
+            result.local().set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset, (long) WORD.getAndAdd(part, offset, addend));
+            return Endpoint.OK;
+        }
         if (emulation != null) {
             return emulated(e, rank, AtomicEmulation.FETCH_ADD, target, offset, addend, 0, result.id, resultOffset);
         }
@@ -437,8 +450,13 @@ public final class RankEndpoint implements AutoCloseable {
                               long resultOffset) {
         Endpoint e = atomicTarget("compareAndSwap", rank, target, offset);
         result.checkRange("compareAndSwap result", me, resultOffset, 8);
-        touch(target, "compareAndSwap");
-        touch(result, "compareAndSwap");
+        touch(target, result, "compareAndSwap");
+        MemorySegment part = target.mapped[rank];
+        if (part != null && idleTo(e)) {
+            result.local().set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset,
+                    (long) WORD.compareAndExchange(part, offset, expected, desired));
+            return Endpoint.OK;
+        }
         if (emulation != null) {
             return emulated(e, rank, AtomicEmulation.COMPARE_AND_SWAP, target, offset, expected, desired, result.id,
                     resultOffset);
@@ -468,6 +486,11 @@ public final class RankEndpoint implements AutoCloseable {
     private int addEntered(int rank, Window target, long offset, long addend) {
         Endpoint e = atomicTarget("add", rank, target, offset);
         touch(target, "add");
+        MemorySegment part = target.mapped[rank];
+        if (part != null && idleTo(e)) {
+            WORD.getAndAdd(part, offset, addend);
+            return Endpoint.OK;
+        }
         if (emulation != null) {
             return emulated(e, rank, AtomicEmulation.ADD, target, offset, addend, 0, AtomicEmulation.NO_RESULT, 0);
         }
@@ -499,11 +522,20 @@ public final class RankEndpoint implements AutoCloseable {
     }
 
     private int swapEntered(int rank, Window target, long offset, long value, Window result, long resultOffset) {
+        MemorySegment part = target.mapped[rank];
+        if (part != null) {
+            Endpoint e = atomicTarget("swap", rank, target, offset);
+            result.checkRange("swap result", me, resultOffset, 8);
+            touch(target, result, "swap");
+            if (idleTo(e)) {
+                result.local().set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset, (long) WORD.getAndSet(part, offset, value));
+                return Endpoint.OK;
+            }
+        }
         if (emulation != null) {
             Endpoint e = atomicTarget("swap", rank, target, offset);
             result.checkRange("swap result", me, resultOffset, 8);
-            touch(target, "swap");
-            touch(result, "swap");
+            touch(target, result, "swap");
             int rc;
             while ((rc = emulated(e, rank, AtomicEmulation.SWAP, target, offset, value, 0, result.id, resultOffset))
                     == Endpoint.BACK_PRESSURED) {
@@ -587,6 +619,15 @@ public final class RankEndpoint implements AutoCloseable {
             emulationCursor = slot + 1;
         }
         return rc;
+    }
+
+    /**
+     * Whether an operation to a mapped part of a window may bypass endpoint {@code e}: nothing of
+     * this thread's is staged or in flight on it, and no emulated atomic waits for its reply, so
+     * completing this one at once cannot overtake an earlier one.
+     */
+    private boolean idleTo(Endpoint e) {
+        return e.staged() == 0 && e.outstanding() == 0 && emulatedPending() == 0;
     }
 
     /** Emulated atomics of this thread whose reply has not been taken yet (0 on devices with atomics). */
@@ -708,28 +749,48 @@ public final class RankEndpoint implements AutoCloseable {
     }
 
     private static final VarHandle ARRIVAL = ValueLayout.JAVA_LONG.varHandle();
+    /** An aligned word of a mapped window part (the alignment was checked at the call). */
+    private static final VarHandle WORD = ValueLayout.JAVA_LONG.varHandle();
 
     /**
      * Note that an operation names window {@code w} (a volatile write the first time since the last
      * quiet flush), then check that it is open: a closing thread marks it closed first and reads
-     * the marks after, so either it sees this operation or this operation sees it closed.
+     * the marks after, so either it sees this operation or this operation sees it closed. Clearing a
+     * mark needs no more than a release store ({@link #clearTouchedIfQuiet}): the operations it
+     * covers are complete before it, and nothing after it must be ordered against the closer.
      */
     private void touch(Window w, String op) {
-        int id = w.id;
-        int word = id >>> 6;
-        long bit = 1L << id;
-        boolean fresh = (touchedHere[word] & bit) == 0;
-        if (fresh) {
-            touchedHere[word] |= bit;
-            touched.set(word, touchedHere[word]);
+        touch(w, w, op);
+    }
+
+    /** {@link #touch(Window, String)} for the two windows of one operation, with one volatile write when both are fresh. */
+    private void touch(Window a, Window b, String op) {
+        int wa = a.id >>> 6;
+        int wb = b.id >>> 6;
+        long ba = 1L << a.id;
+        long bb = 1L << b.id;
+        boolean freshA = (touchedHere[wa] & ba) == 0;
+        boolean freshB = (touchedHere[wb] & bb) == 0;
+        if (freshA || freshB) {
+            touchedHere[wa] |= ba;
+            touchedHere[wb] |= bb;
+            touched.set(wa, touchedHere[wa]);
+            if (wb != wa) {
+                touched.set(wb, touchedHere[wb]);
+            }
             anyTouched = true;
         }
-        if (!w.isOpen()) {
-            if (fresh) {
-                touchedHere[word] &= ~bit;
-                touched.set(word, touchedHere[word]);
+        if (!a.isOpen() || !b.isOpen()) {
+            if (freshA) {
+                touchedHere[wa] &= ~ba;
+                touched.setRelease(wa, touchedHere[wa]);
             }
-            w.checkOpen(op);
+            if (freshB && (wb != wa || bb != ba)) {
+                touchedHere[wb] &= ~bb;
+                touched.setRelease(wb, touchedHere[wb]);
+            }
+            a.checkOpen(op);
+            b.checkOpen(op);
         }
     }
 
@@ -811,6 +872,9 @@ public final class RankEndpoint implements AutoCloseable {
     }
 
     private static boolean quiet(Endpoint e, long deadline) {
+        if (e.settledNow()) {
+            return e.firstErrorStatus() == 0 && e.settledRejected() == 0;
+        }
         int rc;
         while ((rc = e.flush()) == Endpoint.BACK_PRESSURED) {
             e.progressKeepingReceives();
@@ -849,14 +913,14 @@ public final class RankEndpoint implements AutoCloseable {
             return;
         }
         for (Endpoint e : distinct) {
-            if (e.outstanding() != 0 || e.staged() != 0) {
+            if (!e.settledNow() && (e.outstanding() != 0 || e.staged() != 0)) {
                 return;
             }
         }
         for (int w = 0; w < touchedHere.length; w++) {
             if (touchedHere[w] != 0) {
                 touchedHere[w] = 0;
-                touched.set(w, 0);
+                touched.setRelease(w, 0);
             }
         }
         anyTouched = false;

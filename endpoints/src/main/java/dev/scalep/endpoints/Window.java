@@ -46,11 +46,16 @@ public final class Window implements AutoCloseable {
     final List<MemoryRegion> mrs;
     /** The PD that owns an allocated window's memory (null for application memory). */
     final ProtectionDomain memoryPd;
+    /**
+     * Per rank, its part mapped into this process ({@link WorldEndpoints#mapWindows}), reached by
+     * loads, stores and atomic instructions; null for a rank whose part goes through the endpoints.
+     */
+    final MemorySegment[] mapped;
     private volatile boolean open = true;
     boolean freed;
 
     Window(WorldEndpoints owner, int id, int sequence, MemorySegment local, WindowHandle[] handles, int[] rkey, int[] lkey,
-           int qps, List<MemoryRegion> mrs, ProtectionDomain memoryPd) {
+           int qps, List<MemoryRegion> mrs, ProtectionDomain memoryPd, MemorySegment[] mapped) {
         this.owner = owner;
         this.id = id;
         this.sequence = sequence;
@@ -68,6 +73,12 @@ public final class Window implements AutoCloseable {
         this.qps = qps;
         this.mrs = mrs;
         this.memoryPd = memoryPd;
+        this.mapped = mapped;
+    }
+
+    /** Whether this rank reaches rank {@code rank}'s part with loads, stores and atomic instructions. */
+    public boolean mapped(int rank) {
+        return mapped[rank] != null;
     }
 
     /** The window's id in its world (the same on every rank; ids of closed windows are reused). */

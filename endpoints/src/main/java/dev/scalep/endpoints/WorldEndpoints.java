@@ -120,6 +120,7 @@ public final class WorldEndpoints implements AutoCloseable {
      * arrival word per thread slot of every rank, then one source word per local thread slot.
      */
     private Window barrierWindow;
+    private volatile boolean mapWindows;
     /** Where the slots' collectives scratch starts in {@link #barrierWindow} (its length where messages cannot run). */
     private long collectivesAt;
     /** Per local thread slot: its {@link RankEndpoint#collectives()}, made at the first call. */
@@ -624,11 +625,52 @@ public final class WorldEndpoints implements AutoCloseable {
                 rkey[r * qps + k] = handles[r].rkey(row, k); // r == me: the keys of this rank's loopback
             }
         }
-        Window w = new Window(this, id, seq, mem, handles, rkey, lkey, qps, mrs, memoryPd);
+        MemorySegment[] mapped = new MemorySegment[p];
+        if (mapWindows) {
+            for (int r = 0; r < p; r++) {
+                mapped[r] = r == me ? mem : mapPart(r, handles[r], rkey[r * qps]);
+            }
+        }
+        Window w = new Window(this, id, seq, mem, handles, rkey, lkey, qps, mrs, memoryPd, mapped);
         synchronized (this) {
             windows[id] = w;
         }
         return w;
+    }
+
+    /**
+     * Rank {@code r}'s part of a window mapped into this process through the QP 0 of the manager
+     * that reaches it ({@link dev.scalep.verbs.QueuePair#mapPeer}), or null where the device cannot.
+     */
+    private MemorySegment mapPart(int r, WindowHandle h, int key) {
+        EndpointManager m = byRank[r];
+        int peer = qpType.connectionless() ? r : 0;
+        return m.qps.get(0).mapPeer(m.peerQpn(peer, 0), h.address(), h.length(), key, Access.REMOTE_WRITE | Access.REMOTE_READ);
+    }
+
+    /**
+     * Whether windows created from now on are reached, where the device can map a rank's part into
+     * this process (the simulator: every rank of the machine), with the CPU's loads, stores and
+     * atomic instructions on the mapping instead of through the endpoints' QPs: a shared-memory
+     * transport, what UCX's {@code posix} transport and MPI's shared-memory BTLs do for peers on one
+     * node. A put, get or atomic to a mapped part is then complete when the call returns (no work
+     * request, no completion, nothing for a flush to wait for), unless the thread's endpoint to that
+     * rank still has operations staged or in flight: those keep their order, and the call goes
+     * through the endpoint like them. Atomics on the mapping are the CPU's atomic instructions,
+     * atomic against the simulated NIC's atomics and the emulation's on the same word, which are
+     * CPU atomic instructions on the same memory too. {@link RankEndpoint#putNotify} always goes
+     * through the endpoint (its notification is a receive completion). Off by default: the
+     * sharing level a world was opened with then shapes every one-sided operation, which is what
+     * the sweep and the kernels measure. Ranks may differ. On a real device nothing is mapped (the
+     * NIC reaches other processes' registered memory, the CPU does not) and this changes nothing.
+     */
+    public void mapWindows(boolean on) {
+        mapWindows = on;
+    }
+
+    /** See {@link #mapWindows(boolean)}. */
+    public boolean mapsWindows() {
+        return mapWindows;
     }
 
     /** The emulation no longer serves window {@code id} (it failed to be created, or it is freed). */

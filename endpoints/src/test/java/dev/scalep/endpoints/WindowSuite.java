@@ -50,8 +50,12 @@ final class WindowSuite {
     /** Every scenario on a fresh {@link WorldEndpoints} of this rank; returns the names of what ran. */
     static List<String> runAll(World world, Device device, String level, int threads) throws Exception {
         List<String> ran = new ArrayList<>();
+        boolean mapped = mapped(level, world.rank());
+        level = level.replaceFirst("\\+mapped.*$", "");
         try (WorldEndpoints eps = WorldEndpoints.open(world, device, SharingConfig.parse(level), threads, OPTS)) {
+            eps.mapWindows(mapped);
             WindowSuite s = new WindowSuite(world, eps, threads);
+            s.windowsAreMappedWhereAsked(mapped);
             s.putsAndGetsOfEveryThreadReachEveryRank();
             ran.add("put-get");
             s.longTransfersAreSplitAndArriveWhole();
@@ -74,9 +78,28 @@ final class WindowSuite {
             s.theBarrierCompletesEveryThreadsOperationsFirst();
             ran.add("barrier");
         }
-        addsFarBeyondTheReceiveDepthAddUpWithoutReceiverNotReady(world, device, level, threads);
+        addsFarBeyondTheReceiveDepthAddUpWithoutReceiverNotReady(world, device, level, threads, mapped);
         ran.add("add-flood");
         return ran;
+    }
+
+    /**
+     * A level with {@code +mapped} runs the suite with {@link WorldEndpoints#mapWindows} on every
+     * rank; {@code +mapped:even} on the even ranks only, so that mapped operations (CPU stores and
+     * atomic instructions) and operations through the endpoints (the NIC's, or the emulation's)
+     * meet on the same words.
+     */
+    static boolean mapped(String level, int rank) {
+        return level.endsWith("+mapped") || level.endsWith("+mapped:even") && rank % 2 == 0;
+    }
+
+    /** The precondition of the mapped levels: the simulator maps every rank's part, and nothing unless asked. */
+    void windowsAreMappedWhereAsked(boolean mapped) {
+        Window w = eps.allocateWindow(64);
+        for (int r = 0; r < world.size(); r++) {
+            check(w.mapped(r) == mapped, "rank " + world.rank() + ": rank " + r + "'s part mapped " + w.mapped(r) + ", asked " + mapped);
+        }
+        w.close();
     }
 
     /**
@@ -89,13 +112,14 @@ final class WindowSuite {
      * receives posted, or a send fails. The word must count every add exactly.
      */
     static void addsFarBeyondTheReceiveDepthAddUpWithoutReceiverNotReady(World world, Device device, String level,
-                                                                          int threads) throws Exception {
+                                                                          int threads, boolean mapped) throws Exception {
         ConnectionOptions c = OPTS.connection();
         EndpointOptions noRnr = OPTS.withConnection(c.withTimers(c.minRnrTimer(), c.timeout(), c.retryCount(), 0));
         int p = world.size();
         long n = 40L * noRnr.recvDepth();
-        try (WorldEndpoints eps = WorldEndpoints.open(world, device, SharingConfig.parse(level), threads, noRnr);
-             Window word = eps.allocateWindow(64)) {
+        try (WorldEndpoints eps = WorldEndpoints.open(world, device, SharingConfig.parse(level), threads, noRnr)) {
+            eps.mapWindows(mapped);
+            Window word = eps.allocateWindow(64);
             WindowSuite s = new WindowSuite(world, eps, threads);
             s.inThreads((t, ep) -> {
                 if (t == 0) {
@@ -115,6 +139,7 @@ final class WindowSuite {
                 check(got == n * p, "rank 0's word counts " + got + " adds of " + n * p);
             }
             world.barrier();
+            word.close();
         }
     }
 

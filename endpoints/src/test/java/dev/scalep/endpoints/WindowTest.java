@@ -24,7 +24,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The window suite ({@link WindowSuite}) in one JVM: ranks are threads of a {@link LocalWorld}, on
  * both simulated devices, at a level with a PD per thread ({@code mpi-everywhere}: a window is
  * registered on each), per-thread QPs, one locked QP and a combining shared QP; in worlds of three
- * ranks, two, and one (where every operation targets the rank itself, through its loopback).
+ * ranks, two, and one (where every operation targets the rank itself, through its loopback); and
+ * with the windows mapped ({@link WorldEndpoints#mapWindows}) on every rank, or on the even ranks
+ * only (mapped and endpoint operations on the same words).
  */
 class WindowTest {
     static final List<String> SCENARIOS = List.of("put-get", "split", "notify", "ranges", "close", "release", "expose", "atomics",
@@ -33,7 +35,8 @@ class WindowTest {
     static Stream<Arguments> matrix() {
         List<Arguments> out = new ArrayList<>();
         for (String dev : new String[]{"sim:mlx5", "sim:efa"}) {
-            for (String level : new String[]{"mpi-everywhere", "static", "mpi-threads", "static,qp=shared:combining,cq=shared"}) {
+            for (String level : new String[]{"mpi-everywhere", "static", "mpi-threads", "static,qp=shared:combining,cq=shared",
+                    "mpi-everywhere+mapped", "mpi-threads+mapped:even"}) {
                 for (int[] pt : new int[][]{{1, 2}, {2, 2}, {3, 2}}) {
                     out.add(Arguments.of(dev, level, pt[0], pt[1]));
                 }

@@ -1,5 +1,6 @@
 package dev.scalep.verbs;
 
+import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 
@@ -111,6 +112,23 @@ public interface QueuePair extends AutoCloseable {
 
     /** Feature-effect counters. */
     QpCounters counters();
+
+    /**
+     * The peer's registered memory {@code [remoteAddress, remoteAddress + length)} under
+     * {@code rkey}, mapped into this process so that the CPU reaches it with loads, stores and
+     * atomic instructions, as a shared-memory transport reaches a peer on the same machine; null
+     * when this QP cannot (the default: on a real device the peer's memory is in another host or
+     * in process-private memory only its NIC reaches). Checked as the device would check a request
+     * of this QP to peer QP {@code peerQpn} (the connected one on RC): the peer QP is ready and
+     * grants, and the key covers the range with, every access bit of {@code need}
+     * ({@link Access#REMOTE_WRITE}, {@link Access#REMOTE_READ}, {@link Access#REMOTE_ATOMIC}).
+     * The mapping stays valid while this process has the device open, even after the peer
+     * deregisters the memory or exits: stopping to use it then is the caller's part (a window's
+     * collective close).
+     */
+    default MemorySegment mapPeer(int peerQpn, long remoteAddress, long length, int rkey, int need) {
+        return null;
+    }
 
     /** {@code ibv_destroy_qp}. Idempotent; later posts throw {@link ClosedException}. */
     @Override

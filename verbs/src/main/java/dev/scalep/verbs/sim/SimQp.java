@@ -20,6 +20,7 @@ import dev.scalep.verbs.SendWorkRequests;
 import dev.scalep.verbs.UnsupportedFeatureException;
 import dev.scalep.verbs.VerbsException;
 
+import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -267,6 +268,45 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
     @Override
     public int incarnation() {
         return incarnation;
+    }
+
+    /**
+     * The simulator keeps every PD's memory in files the processes of the machine map, so a peer's
+     * MR is always reachable by the CPU: in this process the MR's own segment, in another the
+     * mapping of its file ({@link SharedMemory#peer}), after the checks the engine makes of a
+     * request (the peer QP's entry, the MR's entry, key, PD, range and access).
+     */
+    @Override
+    public MemorySegment mapPeer(int peerQpn, long remoteAddress, long length, int rkey, int need) {
+        int bits = need & (Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
+        if (length <= 0 || bits == 0 || bits != need || isClosed()) {
+            return null;
+        }
+        if (RemotePath.isRemote(dev, peerQpn)) {
+            FabricDirectory dir = dev.directory();
+            MrWindow w = new MrWindow();
+            int peerPd = dir.pdOfQp(peerQpn);
+            for (int bit = 1; bit <= bits; bit <<= 1) {
+                if ((bits & bit) != 0 && (dir.checkQp(peerQpn, qpn, type, bit) != 0
+                        || !dir.resolveMr(rkey, peerQpn, peerPd, bit, w))) {
+                    return null;
+                }
+            }
+            w.mapping = dev.sharedMemory().peer(w.proc, w.file);
+            long off = w.mapping == null ? -1 : w.offsetOf(remoteAddress, length);
+            return off < 0 ? null : w.mapping.asSlice(off, length);
+        }
+        SimQp t = dev.qps.get(peerQpn);
+        SimMr m = dev.mrs.get(rkey);
+        if (t == null || m == null || !m.live() || !t.accepts(type, qpn)) {
+            return null;
+        }
+        for (int bit = 1; bit <= bits; bit <<= 1) {
+            if ((bits & bit) != 0 && !t.grants(m, remoteAddress, length, bit)) {
+                return null;
+            }
+        }
+        return m.segment.asSlice(remoteAddress - m.address, length);
     }
 
     @Override
