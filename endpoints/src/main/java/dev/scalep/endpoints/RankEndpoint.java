@@ -340,12 +340,21 @@ public final class RankEndpoint implements AutoCloseable {
         }
         MemorySegment part = remote.mapped[rank];
         if (part != null && idleTo(e)) {
+            MemorySegment mine = local.local();
             if (op == Opcode.RDMA_WRITE) {
-                MemorySegment.copy(local.local(), localOffset, part, remoteOffset, length);
+                if (length == Long.BYTES) { // a word: one load and one store, not the bulk copy's checks
+                    part.set(ValueLayout.JAVA_LONG_UNALIGNED, remoteOffset, mine.get(ValueLayout.JAVA_LONG_UNALIGNED, localOffset));
+                } else {
+                    MemorySegment.copy(mine, localOffset, part, remoteOffset, length);
+                }
                 VarHandle.releaseFence(); // later stores (a flag the target waits for) stay after the bytes
             } else {
                 VarHandle.acquireFence();
-                MemorySegment.copy(part, remoteOffset, local.local(), localOffset, length);
+                if (length == Long.BYTES) {
+                    mine.set(ValueLayout.JAVA_LONG_UNALIGNED, localOffset, part.get(ValueLayout.JAVA_LONG_UNALIGNED, remoteOffset));
+                } else {
+                    MemorySegment.copy(part, remoteOffset, mine, localOffset, length);
+                }
             }
             return Endpoint.OK;
         }
@@ -627,7 +636,7 @@ public final class RankEndpoint implements AutoCloseable {
      * completing this one at once cannot overtake an earlier one.
      */
     private boolean idleTo(Endpoint e) {
-        return e.staged() == 0 && e.outstanding() == 0 && emulatedPending() == 0;
+        return e.settledNow() && emulatedPending() == 0;
     }
 
     /** Emulated atomics of this thread whose reply has not been taken yet (0 on devices with atomics). */
