@@ -36,6 +36,35 @@ class PerftestCommandTest {
         assertTrue(j.get("bandwidth_mb_s").asDouble() > 0, r.out());
     }
 
+    /** Through mapped windows (--transport shm): every one-sided test, the atomics' words adding up on the target. */
+    @ParameterizedTest(name = "{0} --transport shm on {1}")
+    @CsvSource({"ucp_put_bw, sim:mlx5", "ucp_put_lat, sim:mlx5", "ucp_get, sim:mlx5", "ucp_add, sim:mlx5", "ucp_fadd, sim:mlx5",
+            "ucp_swap, sim:mlx5", "ucp_cswap, sim:mlx5", "ucp_put_lat, sim:efa", "ucp_get, sim:efa", "ucp_add, sim:efa",
+            "ucp_fadd, sim:efa", "ucp_cswap, sim:efa"})
+    void oneSidedTestsRunThroughMappedWindows(String test, String device) throws Exception {
+        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", test, "-s", "8", "-n", "3000", "-w", "100", "-T", "2",
+                "--device", device, "--transport", "shm", "--json");
+        assertEquals(0, r.rc(), r.out() + r.err());
+        JsonNode j = new ObjectMapper().readTree(r.out());
+        assertEquals("shm", j.get("transport").asText(), r.out());
+        assertEquals(3000, j.get("iterations").asLong());
+        assertTrue(j.get("checked").asBoolean(), r.out());
+        assertTrue(j.get("message_rate").asDouble() > 0, r.out());
+    }
+
+    /** Between processes the target's window is the mapping of its shared file; the adds still add up there. */
+    @ParameterizedTest(name = "mpirun -np 2 perftest -t {0} --transport shm on {1}")
+    @CsvSource({"ucp_put_lat, sim:mlx5", "ucp_fadd, sim:mlx5", "ucp_add, sim:efa"})
+    void underMpirunMappedWindowsReachTheOtherProcess(String test, String device) throws Exception {
+        Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", test, "-s", "8", "-n", "2000",
+                "-w", "100", "--device", device, "--transport", "shm", "--json")), Map.of(), 110);
+        assertEquals(0, r.exit(), r.output());
+        String json = r.output().substring(r.output().indexOf('{'), r.output().lastIndexOf('}') + 1);
+        JsonNode j = new ObjectMapper().readTree(json);
+        assertEquals("shm", j.get("transport").asText(), r.output());
+        assertTrue(j.get("checked").asBoolean(), r.output());
+    }
+
     /** Above the eager limit the tagged tests go by rendezvous (the receiver reads the sender's window). */
     @ParameterizedTest(name = "{0} -s {1} on {2}")
     @CsvSource({"tag_lat, 65536, sim:mlx5", "tag_bw, 1048576, sim:mlx5", "tag_lat, 65536, sim:efa", "tag_bw, 1048576, sim:efa"})
@@ -120,6 +149,8 @@ class PerftestCommandTest {
                 {"perftest", "-t", "ucp_put_bw", "-n", "1", "-T", "2"},
                 {"perftest", "-t", "ucp_get", "--postlist", "8"},
                 {"perftest", "-t", "ucp_put_bw", "--category", "bogus"},
+                {"perftest", "-t", "tag_lat", "--transport", "shm"},
+                {"perftest", "-t", "ucp_get", "--transport", "pcie"},
                 {"perftest"}}) {
             SweepCommandTest.Run r = SweepCommandTest.run(args);
             assertEquals(2, r.rc(), String.join(" ", args) + ": " + r.err());
