@@ -86,6 +86,11 @@ final class KernelCommand implements Callable<Integer> {
     @Option(names = "--variant", paramLabel = "V", description = "gups update: atomic (default) or get-put.")
     String variant = "atomic";
 
+    @Option(names = "--transport", paramLabel = "nic|shm", description = "gups: the table through the endpoints (nic, "
+            + "the default) or, where the device maps it into every rank (the simulator), with the CPU's atomic instructions "
+            + "and copies on the mapping (shm).")
+    String transport = "nic";
+
     @Option(names = "--warmup", paramLabel = "N", description = "Untimed passes over every level before the timed run "
             + "(default: dgemm 3, gups 15, sort 5, stencil enough passes of --iterations for 1500 iterations a level, at most 15). "
             + "0 times the first run: for correctness checks where rates do not matter (a slow emulated machine).")
@@ -111,6 +116,10 @@ final class KernelCommand implements Callable<Integer> {
         Checks.refuseUnless(spec, "--tile", dgemm, "only dgemm has tiles");
         Checks.refuseUnless(spec, "--iterations", k.equals("stencil"), "only stencil iterates; use --size");
         Checks.refuseUnless(spec, "--variant", gups, "only gups has variants");
+        Checks.refuseUnless(spec, "--transport", gups, "only gups reaches windows");
+        if (!transport.equals("nic") && !transport.equals("shm")) {
+            throw new UserException("--transport " + transport + ": use nic or shm");
+        }
         Checks.range("--threads", threads, 1, 1024, "");
         if (warmup != null) {
             Checks.range("--warmup", warmup, 0, 100, "untimed passes over the levels");
@@ -148,6 +157,10 @@ final class KernelCommand implements Callable<Integer> {
             fits("--size " + n, 2L * threads * 3 * (2L * n * Double.BYTES + 64), 3 * nn);
         }
         Device dev = Devices.byName(device);
+        if (transport.equals("shm") && !dev.provider().equals("sim")) {
+            throw new UserException("--transport shm: " + dev.name() + " cannot map another rank's window into this process "
+                    + "(only the simulator's ranks on one machine can); use --transport nic");
+        }
         Map<String, SharingConfig> levels = KernelSupport.levels(categories);
         for (Map.Entry<String, SharingConfig> e : levels.entrySet()) {
             try {
@@ -174,6 +187,7 @@ final class KernelCommand implements Callable<Integer> {
                         + (k.equals("dgemm") ? "n=" + n + " tile=" + Math.min(tile, n)
                         + (w.size() > 1 ? ", matrices on rank 0, clients on ranks 1.." + (w.size() - 1) : "")
                         : gups ? "table of 2^" + n + " words, " + gupsVariant.label() + " updates"
+                        + (transport.equals("shm") ? ", mapped (--transport shm)" : "")
                         : sort ? "NAS IS " + sortSize.label()
                         : n + "x" + n + " grid, " + iterations + " iterations"));
             }
@@ -218,7 +232,7 @@ final class KernelCommand implements Callable<Integer> {
             throws InterruptedException {
         return switch (k) {
             case "dgemm" -> Dgemm.run(w, dev, label, cfg, threads, n, Math.min(tile, n));
-            case "gups" -> Gups.run(w, dev, label, cfg, threads, n, gupsVariant);
+            case "gups" -> Gups.run(w, dev, label, cfg, threads, n, gupsVariant, transport.equals("shm"));
             case "sort" -> IntegerSort.run(w, dev, label, cfg, threads, sortSize);
             default -> Stencil.run(w, dev, label, cfg, threads, n, iterations);
         };

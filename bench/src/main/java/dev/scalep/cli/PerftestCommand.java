@@ -142,6 +142,10 @@ final class PerftestCommand implements Callable<Integer> {
             throw new UserException("--category " + category + ": " + e.getMessage());
         }
         Device dev = Devices.byName(device);
+        if (transport == Transport.shm && !dev.provider().equals("sim")) {
+            throw new UserException("--transport shm: " + dev.name() + " cannot map the target's window into this process "
+                    + "(only the simulator's ranks on one machine can); use --transport nic");
+        }
         int depth = 256;
         EndpointOptions base = stream
                 ? EndpointOptions.DEFAULTS.withFeatures(postlist, unsignaled, 0).withDepths(depth, 8).withBuffers(64, 64)

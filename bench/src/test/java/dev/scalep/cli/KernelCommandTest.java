@@ -41,6 +41,8 @@ class KernelCommandTest {
                 {"kernel", "stencil", "--categories", "bogus"},
                 {"kernel", "dgemm", "--threads", "0"},
                 {"kernel", "gups", "--variant", "xor"},
+                {"kernel", "gups", "--transport", "pcie"},
+                {"kernel", "stencil", "--transport", "shm"},
                 {"kernel", "gups", "--size", "31"},
                 {"kernel", "stencil", "--variant", "atomic"},
                 {"kernel", "gups", "--iterations", "3"},

@@ -945,6 +945,10 @@ public final class Messages {
             finCount--;
         }
         if (dispatching) {
+            SlotGuard g = guard();
+            if (g != null && g.attendant() == Thread.currentThread()) {
+                hub.world.pollOthers(slot); // the progress thread waits in a handler: the siblings' hooks run too
+            }
             return 0; // called from inside a handler: the inbox waits for the handler to return
         }
         for (int rank = 0; rank < ranks; rank++) {
@@ -973,6 +977,22 @@ public final class Messages {
             returnCredits(rank);
         }
         return taken;
+    }
+
+    /**
+     * Post and poll this slot's endpoints: the receive hooks run (credits and messages for any
+     * slot of the rank), no handler does ({@link ProgressAgent#pollOthers}). The caller holds the
+     * slot's guard.
+     */
+    void pollOnly() {
+        RankEndpoint r = re;
+        if (r == null) {
+            return;
+        }
+        for (Endpoint e : r.distinct()) {
+            post(e);
+            e.progressKeepingReceives();
+        }
     }
 
     /** The guard of the bound slot where a progress thread runs, else null. */

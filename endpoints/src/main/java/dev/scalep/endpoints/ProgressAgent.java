@@ -57,6 +57,38 @@ final class ProgressAgent implements Agent {
         return work;
     }
 
+    /**
+     * This (the progress) thread is inside a handler of slot {@code busy} that calls progress again
+     * (its reply back-pressured, waiting for credits): poll the other slots it can enter (nobody
+     * inside their calls) without running their handlers. At levels whose threads share a QP, a
+     * message for {@code busy} (a credit above all) can land in a receive another slot posted,
+     * and its hook runs only when that slot polls; the slots' own threads may be computing, and
+     * this thread, spinning in {@code busy}'s handler, would never get to them: the handler would
+     * wait for ever for credits that sit in a sibling's ring.
+     */
+    void pollOthers(int busy) {
+        for (int t = 0; t < guards.length; t++) {
+            if (t == busy || attended.get(t) == null) {
+                continue;
+            }
+            SlotGuard g = guards[t];
+            if (!g.tryEnterIfStill(g.word())) {
+                continue; // its thread is inside a call, which polls
+            }
+            try {
+                RankEndpoint re = attended.get(t);
+                MessageHub h = re == null ? null : re.hub;
+                Messages m = h == null ? null : h.slots[t];
+                if (m != null && m.endpoint() == re) {
+                    m.pollOnly();
+                }
+            } finally {
+                g.exit();
+                seen[t] = g.word();
+            }
+        }
+    }
+
     private static int pass(RankEndpoint re) {
         MessageHub h = re.hub;
         Messages m = h == null ? null : h.slots[re.index()];

@@ -673,6 +673,14 @@ public final class WorldEndpoints implements AutoCloseable {
         return mapWindows;
     }
 
+    /** {@link ProgressAgent#pollOthers}, from the progress thread inside a handler of slot {@code busy}. */
+    void pollOthers(int busy) {
+        ProgressAgent a = progressAgent;
+        if (a != null) {
+            a.pollOthers(busy);
+        }
+    }
+
     /** The emulation no longer serves window {@code id} (it failed to be created, or it is freed). */
     private void forget(int id) {
         if (emulation != null && id < MAX_WINDOWS) {

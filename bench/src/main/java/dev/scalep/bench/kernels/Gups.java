@@ -91,6 +91,16 @@ public final class Gups {
      */
     public static KernelSupport.Result run(World world, Device device, String label, SharingConfig cfg, int threads, int log,
                                            Variant variant) throws InterruptedException {
+        return run(world, device, label, cfg, threads, log, variant, false);
+    }
+
+    /**
+     * As {@link #run(World, Device, String, SharingConfig, int, int, Variant)}; with {@code mapped}
+     * the table is reached through its mapping where the device maps it
+     * ({@link WorldEndpoints#mapWindows}): CPU atomics and copies, not the sharing level's QPs.
+     */
+    public static KernelSupport.Result run(World world, Device device, String label, SharingConfig cfg, int threads, int log,
+                                           Variant variant, boolean mapped) throws InterruptedException {
         int ranks = world.size();
         int me = world.rank();
         checkSize(log, ranks);
@@ -108,6 +118,7 @@ public final class Gups {
         EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(1, 1, 0).withDepths(2 * BATCH, BATCH)
                 .withBuffers(64, 64);
         try (WorldEndpoints we = WorldEndpoints.open(world, device, cfg, threads, opts)) {
+            we.mapWindows(mapped);
             Window table = we.allocateWindow(localWords * Long.BYTES);
             // Per thread: BATCH result words (what a CAS found, or what a get fetched), then BATCH put sources.
             Window scratch = we.allocateWindow((long) threads * 2 * BATCH * Long.BYTES);

@@ -72,10 +72,12 @@ class RankedKernelsTest {
     @CsvSource({"sim:mlx5,static,1,2,atomic", "sim:mlx5,mpi-everywhere,2,1,atomic", "sim:mlx5,mpi-threads,2,2,atomic",
             "sim:mlx5,static,2,2,get-put", "sim:efa,static,1,2,get-put", "sim:efa,mpi-everywhere,2,1,get-put",
             "sim:efa,mpi-threads,2,2,get-put", "sim:efa,static,1,2,atomic", "sim:efa,mpi-everywhere,2,1,atomic",
-            "sim:efa,mpi-threads,2,2,atomic"})
+            "sim:efa,mpi-threads,2,2,atomic", "sim:mlx5,static,2,2,atomic+mapped", "sim:efa,mpi-threads,2,2,atomic+mapped",
+            "sim:mlx5,mpi-everywhere,2,1,get-put+mapped"})
     void gupsVerifiesForEveryDecomposition(String device, String level, int ranks, int threads, String variant) throws Exception {
-        Gups.Variant v = Gups.Variant.parse(variant);
-        KernelSupport.Result[] rs = onRanks(ranks, device, level, (w, d, cfg) -> Gups.run(w, d, level, cfg, threads, 12, v));
+        Gups.Variant v = Gups.Variant.parse(variant.replace("+mapped", ""));
+        boolean mapped = variant.endsWith("+mapped");
+        KernelSupport.Result[] rs = onRanks(ranks, device, level, (w, d, cfg) -> Gups.run(w, d, level, cfg, threads, 12, v, mapped));
         for (KernelSupport.Result r : rs) {
             assertTrue(r.verified(), r.detail());
             assertEquals(ranks, r.ranks());
