@@ -365,8 +365,8 @@ public final class Perftest {
         private final int[] open = new int[16];
         /**
          * The put ping-pong polls its completions at every look for the peer's stamp through the
-         * endpoint, at every 64th when the put went to a mapped window (no completion; a poll
-         * costs more than the look).
+         * endpoint, at every 1024th when the put went to a mapped window (no completion; a poll
+         * costs more than the look, and the peer's stamp comes within tens of looks).
          */
         private final int pollMask;
         private Messages messages;
@@ -390,7 +390,7 @@ public final class Perftest {
             this.off = off;
             this.size = size;
             this.hist = hist;
-            this.pollMask = target.mapped(peer) ? 63 : 0;
+            this.pollMask = target.mapped(peer) ? 1023 : 0;
         }
 
         /** {@code n} iterations, numbered from {@code first} (stamps of the put ping-pong); the warm-up's or timed. */
@@ -476,9 +476,18 @@ public final class Perftest {
             };
         }
 
+        /** The put ping-pong in batches of {@link #BATCH} round trips, compiled as a method as {@link #stream}. */
         private void pingPong(long n, long first) {
+            for (long i = 0; i < n; i += BATCH) {
+                pingPongBatch(first + i + 1, (int) Math.min(BATCH, n - i));
+            }
+            flush();
+        }
+
+        /** Round trips {@code from} .. {@code from + k - 1} (their stamps). */
+        private void pingPongBatch(long from, int k) {
             long stampAt = off + size - Long.BYTES;
-            for (long i = first + 1; i <= first + n; i++) {
+            for (long i = from, end = from + k; i < end; i++) {
                 boolean timed = (i & SAMPLE_MASK) == 0;
                 long t0 = timed ? System.nanoTime() : 0;
                 if (me == 0) {
@@ -492,7 +501,6 @@ public final class Perftest {
                     hist.recordValue(Math.min((System.nanoTime() - t0) / 2, hist.getHighestTrackableValue()));
                 }
             }
-            flush();
         }
 
         private Messages messages() {
@@ -502,9 +510,16 @@ public final class Perftest {
             return messages;
         }
 
+        /** The tagged ping-pong in batches of {@link #BATCH} round trips, compiled as a method as {@link #stream}. */
         private void tagPingPong(long n) {
             Messages m = messages();
-            for (long i = 0; i < n; i++) {
+            for (long i = 0; i < n; i += BATCH) {
+                tagPingPongBatch(m, i, (int) Math.min(BATCH, n - i));
+            }
+        }
+
+        private void tagPingPongBatch(Messages m, long from, int k) {
+            for (long i = from, end = from + k; i < end; i++) {
                 boolean timed = (i & SAMPLE_MASK) == 0;
                 long t0 = timed ? System.nanoTime() : 0;
                 if (me == 0) {
@@ -562,8 +577,15 @@ public final class Perftest {
             }
         }
 
+        /** The active-message ping-pong in batches of {@link #BATCH} round trips, compiled as a method as {@link #stream}. */
         private void amPingPong(long n) {
-            for (long i = 0; i < n; i++) {
+            for (long i = 0; i < n; i += BATCH) {
+                amPingPongBatch(i, (int) Math.min(BATCH, n - i));
+            }
+        }
+
+        private void amPingPongBatch(long from, int k) {
+            for (long i = from, end = from + k; i < end; i++) {
                 boolean timed = (i & SAMPLE_MASK) == 0;
                 long t0 = timed ? System.nanoTime() : 0;
                 if (me == 0) {
