@@ -844,7 +844,7 @@ public final class RankEndpoint implements AutoCloseable {
         e.checkOwnerFor("flush");
         if (e.settledNow() && emulatedPending() == 0) { // nothing to wait for: no clock read (~30 ns)
             boolean ok = e.firstErrorStatus() == 0 && e.settledRejected() == 0 && (emulation == null || emulation.error(index) == 0);
-            clearTouchedIfQuiet();
+            clearTouched();
             return ok;
         }
         long deadline = System.nanoTime() + timeoutNanos;
@@ -874,13 +874,21 @@ public final class RankEndpoint implements AutoCloseable {
     }
 
     private boolean flushEntered(long timeoutNanos) {
-        if (allSettled()) { // nothing to wait for: no clock read (~30 ns)
+        if (emulatedPending() == 0) { // every endpoint settled too: nothing to wait for, no clock read (~30 ns)
             boolean ok = emulation == null || emulation.error(index) == 0;
+            boolean settled = true;
             for (Endpoint e : distinct) {
+                e.checkOwnerFor("flush");
+                if (!e.settledNow()) {
+                    settled = false;
+                    break;
+                }
                 ok &= e.firstErrorStatus() == 0 && e.settledRejected() == 0;
             }
-            clearTouchedIfQuiet();
-            return ok;
+            if (settled) {
+                clearTouched();
+                return ok;
+            }
         }
         long deadline = System.nanoTime() + timeoutNanos;
         boolean ok = true;
@@ -891,20 +899,6 @@ public final class RankEndpoint implements AutoCloseable {
         ok &= settled(deadline);
         clearTouchedIfQuiet();
         return ok;
-    }
-
-    /** Whether every endpoint of the thread is settled ({@link Endpoint#settledNow}) and no emulated atomic waits; checks the owner. */
-    private boolean allSettled() {
-        if (emulatedPending() != 0) {
-            return false;
-        }
-        for (Endpoint e : distinct) {
-            e.checkOwnerFor("flush");
-            if (!e.settledNow()) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static boolean quiet(Endpoint e, long deadline) {
@@ -952,6 +946,14 @@ public final class RankEndpoint implements AutoCloseable {
             if (!e.settledNow() && (e.outstanding() != 0 || e.staged() != 0)) {
                 return;
             }
+        }
+        clearTouched();
+    }
+
+    /** Clear this thread's window marks; only when nothing of it is in flight or waits for a reply. */
+    private void clearTouched() {
+        if (!anyTouched) {
+            return;
         }
         for (int w = 0; w < touchedHere.length; w++) {
             if (touchedHere[w] != 0) {

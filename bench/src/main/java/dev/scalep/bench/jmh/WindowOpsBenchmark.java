@@ -47,6 +47,10 @@ public class WindowOpsBenchmark {
     @Param({"static"})
     public String category;
 
+    /** Whether the window is reached through its mapping ({@link WorldEndpoints#mapWindows}) where the device maps it. */
+    @Param({"false", "true"})
+    public boolean mapped;
+
     private WorldEndpoints eps;
     private RankEndpoint ep;
     private Window win;
@@ -59,6 +63,7 @@ public class WindowOpsBenchmark {
         EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(BATCH, BATCH, 0).withDepths(4 * BATCH, BATCH)
                 .withBuffers(1024, 64);
         eps = WorldEndpoints.open(w, Devices.byName(device), SharingConfig.parse(category), 1, opts);
+        eps.mapWindows(mapped);
         win = eps.allocateWindow(8L * BATCH);
         results = eps.allocateWindow(8L * BATCH);
         ep = eps.acquire();
@@ -95,6 +100,22 @@ public class WindowOpsBenchmark {
         }
         if (!ep.flush(0)) {
             throw new IllegalStateException(op + ": flush failed (status " + ep.firstErrorStatus(0) + ")");
+        }
+        return rc;
+    }
+
+    /**
+     * One operation and a flush, as a blocking get or atomic does (and ucx_perftest's latency tests):
+     * the flush's own cost is in each operation.
+     */
+    @Benchmark
+    public int blocking() {
+        int rc;
+        while ((rc = issue(0)) == Endpoint.BACK_PRESSURED) {
+            ep.progress();
+        }
+        if (rc != Endpoint.OK || !ep.flush(0)) {
+            throw new IllegalStateException(op + " failed: " + Endpoint.outcomeName(rc) + ", status " + ep.firstErrorStatus(0));
         }
         return rc;
     }
