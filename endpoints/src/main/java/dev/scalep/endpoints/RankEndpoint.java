@@ -334,28 +334,34 @@ public final class RankEndpoint implements AutoCloseable {
         e.checkOwnerFor(name);
         remote.checkRange(name, rank, remoteOffset, length);
         local.checkRange(name, me, localOffset, length);
-        touch(remote, local, name);
-        if (length == 0) {
-            return Endpoint.OK;
-        }
         MemorySegment part = remote.mapped[rank];
         if (part != null && idleTo(e)) {
-            MemorySegment mine = local.local();
-            if (op == Opcode.RDMA_WRITE) {
-                if (length == Long.BYTES) { // a word: one load and one store, not the bulk copy's checks
-                    part.set(ValueLayout.JAVA_LONG_UNALIGNED, remoteOffset, mine.get(ValueLayout.JAVA_LONG_UNALIGNED, localOffset));
+            remote.checkOpen(name);
+            local.checkOpen(name);
+            MemorySegment mine = local.localView;
+            try {
+                if (op == Opcode.RDMA_WRITE) {
+                    if (length == Long.BYTES) { // a word: one load and one store, not the bulk copy's checks
+                        part.set(ValueLayout.JAVA_LONG_UNALIGNED, remoteOffset, mine.get(ValueLayout.JAVA_LONG_UNALIGNED, localOffset));
+                    } else {
+                        MemorySegment.copy(mine, localOffset, part, remoteOffset, length);
+                    }
+                    VarHandle.releaseFence(); // later stores (a flag the target waits for) stay after the bytes
                 } else {
-                    MemorySegment.copy(mine, localOffset, part, remoteOffset, length);
+                    VarHandle.acquireFence();
+                    if (length == Long.BYTES) {
+                        mine.set(ValueLayout.JAVA_LONG_UNALIGNED, localOffset, part.get(ValueLayout.JAVA_LONG_UNALIGNED, remoteOffset));
+                    } else {
+                        MemorySegment.copy(part, remoteOffset, mine, localOffset, length);
+                    }
                 }
-                VarHandle.releaseFence(); // later stores (a flag the target waits for) stay after the bytes
-            } else {
-                VarHandle.acquireFence();
-                if (length == Long.BYTES) {
-                    mine.set(ValueLayout.JAVA_LONG_UNALIGNED, localOffset, part.get(ValueLayout.JAVA_LONG_UNALIGNED, remoteOffset));
-                } else {
-                    MemorySegment.copy(part, remoteOffset, mine, localOffset, length);
-                }
+            } catch (IllegalStateException closing) {
+                throw closedUnder(name, remote, local, closing, NOTHING_DONE);
             }
+            return Endpoint.OK;
+        }
+        touch(remote, local, name);
+        if (length == 0) {
             return Endpoint.OK;
         }
         int k = qpOf[rank];
@@ -423,12 +429,24 @@ public final class RankEndpoint implements AutoCloseable {
     private int fetchAddEntered(int rank, Window target, long offset, long addend, Window result, long resultOffset) {
         Endpoint e = atomicTarget("fetchAdd", rank, target, offset);
         result.checkRange("fetchAdd result", me, resultOffset, 8);
-        touch(target, result, "fetchAdd");
         MemorySegment part = target.mapped[rank];
         if (part != null && idleTo(e)) {
-            result.local().set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset, (long) WORD.getAndAdd(part, offset, addend));
+            target.checkOpen("fetchAdd");
+            result.checkOpen("fetchAdd");
+            long previous;
+            try {
+                previous = (long) WORD.getAndAdd(part, offset, addend);
+            } catch (IllegalStateException closing) {
+                throw closedUnder("fetchAdd", target, result, closing, NOTHING_DONE);
+            }
+            try {
+                result.localView.set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset, previous);
+            } catch (IllegalStateException closing) {
+                throw closedUnder("fetchAdd", target, result, closing, RESULT_LOST);
+            }
             return Endpoint.OK;
         }
+        touch(target, result, "fetchAdd");
         if (emulation != null) {
             return emulated(e, rank, AtomicEmulation.FETCH_ADD, target, offset, addend, 0, result.id, resultOffset);
         }
@@ -459,13 +477,24 @@ public final class RankEndpoint implements AutoCloseable {
                               long resultOffset) {
         Endpoint e = atomicTarget("compareAndSwap", rank, target, offset);
         result.checkRange("compareAndSwap result", me, resultOffset, 8);
-        touch(target, result, "compareAndSwap");
         MemorySegment part = target.mapped[rank];
         if (part != null && idleTo(e)) {
-            result.local().set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset,
-                    (long) WORD.compareAndExchange(part, offset, expected, desired));
+            target.checkOpen("compareAndSwap");
+            result.checkOpen("compareAndSwap");
+            long previous;
+            try {
+                previous = (long) WORD.compareAndExchange(part, offset, expected, desired);
+            } catch (IllegalStateException closing) {
+                throw closedUnder("compareAndSwap", target, result, closing, NOTHING_DONE);
+            }
+            try {
+                result.localView.set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset, previous);
+            } catch (IllegalStateException closing) {
+                throw closedUnder("compareAndSwap", target, result, closing, RESULT_LOST);
+            }
             return Endpoint.OK;
         }
+        touch(target, result, "compareAndSwap");
         if (emulation != null) {
             return emulated(e, rank, AtomicEmulation.COMPARE_AND_SWAP, target, offset, expected, desired, result.id,
                     resultOffset);
@@ -494,12 +523,17 @@ public final class RankEndpoint implements AutoCloseable {
 
     private int addEntered(int rank, Window target, long offset, long addend) {
         Endpoint e = atomicTarget("add", rank, target, offset);
-        touch(target, "add");
         MemorySegment part = target.mapped[rank];
         if (part != null && idleTo(e)) {
-            WORD.getAndAdd(part, offset, addend);
+            target.checkOpen("add");
+            try {
+                WORD.getAndAdd(part, offset, addend);
+            } catch (IllegalStateException closing) {
+                throw closedUnder("add", target, target, closing, NOTHING_DONE);
+            }
             return Endpoint.OK;
         }
+        touch(target, "add");
         if (emulation != null) {
             return emulated(e, rank, AtomicEmulation.ADD, target, offset, addend, 0, AtomicEmulation.NO_RESULT, 0);
         }
@@ -535,11 +569,23 @@ public final class RankEndpoint implements AutoCloseable {
         if (part != null) {
             Endpoint e = atomicTarget("swap", rank, target, offset);
             result.checkRange("swap result", me, resultOffset, 8);
-            touch(target, result, "swap");
             if (idleTo(e)) {
-                result.local().set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset, (long) WORD.getAndSet(part, offset, value));
+                target.checkOpen("swap");
+                result.checkOpen("swap");
+                long previous;
+                try {
+                    previous = (long) WORD.getAndSet(part, offset, value);
+                } catch (IllegalStateException closing) {
+                    throw closedUnder("swap", target, result, closing, NOTHING_DONE);
+                }
+                try {
+                    result.localView.set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset, previous);
+                } catch (IllegalStateException closing) {
+                    throw closedUnder("swap", target, result, closing, RESULT_LOST);
+                }
                 return Endpoint.OK;
             }
+            touch(target, result, "swap");
         }
         if (emulation != null) {
             Endpoint e = atomicTarget("swap", rank, target, offset);
@@ -628,6 +674,18 @@ public final class RankEndpoint implements AutoCloseable {
             emulationCursor = slot + 1;
         }
         return rc;
+    }
+
+    private static final String NOTHING_DONE = "nothing done";
+    private static final String RESULT_LOST = "the atomic took effect on the target word; its result was not stored";
+
+    /**
+     * A mapped operation met a window's views closed between its open check and its access
+     * ({@link Window#closeViews}); {@code what} says how far it got.
+     */
+    private static IllegalStateException closedUnder(String op, Window a, Window b, IllegalStateException cause, String what) {
+        Window w = !a.isOpen() || b.isOpen() ? a : b;
+        return new IllegalStateException(op + ": window " + w.id() + " was closed under the operation (" + what + ")", cause);
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.scalep.endpoints;
 import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.ProtectionDomain;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 
@@ -49,8 +50,24 @@ public final class Window implements AutoCloseable {
     /**
      * Per rank, its part mapped into this process ({@link WorldEndpoints#mapWindows}), reached by
      * loads, stores and atomic instructions; null for a rank whose part goes through the endpoints.
+     * Views in {@link #views}, as {@link #localView}.
      */
     final MemorySegment[] mapped;
+    /**
+     * This rank's part as the mapped operations reach it (their source, destination or result):
+     * a view in {@link #views}, so that once {@link #closeViews} returned no thread is inside a
+     * copy or atomic on it, and any later access throws.
+     */
+    final MemorySegment localView;
+    /**
+     * The scope of the views the mapped operations use. Closing a shared arena is a handshake with
+     * every thread: an access to one of its segments either completed before it, or fails. That is
+     * what keeps a mapped operation, complete at return and so never in flight, off memory a close
+     * frees, without a fence on each operation (an endpoint operation marks the window instead:
+     * {@link RankEndpoint#touched}).
+     */
+    private final Arena views = Arena.ofShared();
+    private boolean viewsClosed;
     private volatile boolean open = true;
     boolean freed;
 
@@ -73,7 +90,22 @@ public final class Window implements AutoCloseable {
         this.qps = qps;
         this.mrs = mrs;
         this.memoryPd = memoryPd;
-        this.mapped = mapped;
+        this.localView = local.reinterpret(views, null);
+        this.mapped = new MemorySegment[mapped.length];
+        for (int r = 0; r < mapped.length; r++) {
+            this.mapped[r] = mapped[r] == null ? null : mapped[r].reinterpret(views, null);
+        }
+    }
+
+    /**
+     * End every view of the mapped operations (after {@link #markClosed}): returns when no thread
+     * is inside an access through one, and every later access throws IllegalStateException. Once.
+     */
+    synchronized void closeViews() {
+        if (!viewsClosed) {
+            viewsClosed = true;
+            views.close();
+        }
     }
 
     /** Whether this rank reaches rank {@code rank}'s part with loads, stores and atomic instructions. */

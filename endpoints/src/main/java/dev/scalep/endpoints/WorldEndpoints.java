@@ -787,6 +787,7 @@ public final class WorldEndpoints implements AutoCloseable {
             }
         }
         w.markClosed();
+        w.closeViews(); // no mapped operation is inside the window's memory from here on
         long deadline = System.nanoTime() + timeoutNanos;
         String busy = null;
         for (int t = 0; t < threads; t++) {
@@ -836,6 +837,7 @@ public final class WorldEndpoints implements AutoCloseable {
             return;
         }
         w.freed = true;
+        w.closeViews();
         windows[w.id] = null;
         forget(w.id);
         release(w.mrs, w.memoryPd);
