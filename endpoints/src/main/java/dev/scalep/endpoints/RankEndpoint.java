@@ -439,11 +439,7 @@ public final class RankEndpoint implements AutoCloseable {
             } catch (IllegalStateException closing) {
                 throw closedUnder("fetchAdd", target, result, closing, NOTHING_DONE);
             }
-            try {
-                result.localView.set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset, previous);
-            } catch (IllegalStateException closing) {
-                throw closedUnder("fetchAdd", target, result, closing, RESULT_LOST);
-            }
+            storeResult("fetchAdd", target, result, resultOffset, previous);
             return Endpoint.OK;
         }
         touch(target, result, "fetchAdd");
@@ -487,11 +483,7 @@ public final class RankEndpoint implements AutoCloseable {
             } catch (IllegalStateException closing) {
                 throw closedUnder("compareAndSwap", target, result, closing, NOTHING_DONE);
             }
-            try {
-                result.localView.set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset, previous);
-            } catch (IllegalStateException closing) {
-                throw closedUnder("compareAndSwap", target, result, closing, RESULT_LOST);
-            }
+            storeResult("compareAndSwap", target, result, resultOffset, previous);
             return Endpoint.OK;
         }
         touch(target, result, "compareAndSwap");
@@ -578,11 +570,7 @@ public final class RankEndpoint implements AutoCloseable {
                 } catch (IllegalStateException closing) {
                     throw closedUnder("swap", target, result, closing, NOTHING_DONE);
                 }
-                try {
-                    result.localView.set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset, previous);
-                } catch (IllegalStateException closing) {
-                    throw closedUnder("swap", target, result, closing, RESULT_LOST);
-                }
+                storeResult("swap", target, result, resultOffset, previous);
                 return Endpoint.OK;
             }
             touch(target, result, "swap");
@@ -678,6 +666,15 @@ public final class RankEndpoint implements AutoCloseable {
 
     private static final String NOTHING_DONE = "nothing done";
     private static final String RESULT_LOST = "the atomic took effect on the target word; its result was not stored";
+
+    /** Where a mapped atomic took effect, its previous value into {@code result}'s view. */
+    private static void storeResult(String op, Window target, Window result, long resultOffset, long previous) {
+        try {
+            result.localView.set(ValueLayout.JAVA_LONG_UNALIGNED, resultOffset, previous);
+        } catch (IllegalStateException closing) {
+            throw closedUnder(op, target, result, closing, RESULT_LOST);
+        }
+    }
 
     /**
      * A mapped operation met a window's views closed between its open check and its access
