@@ -27,7 +27,9 @@ import java.util.List;
  * all ranks agree through the all-gather, and only when every rank is quiet is the memory
  * deregistered (and freed, for an allocated window). A rank whose endpoints stay busy makes the
  * close fail on every rank with {@link IllegalStateException}, the window stays registered (never
- * freed under an operation) and close can be called again.
+ * freed under an operation) and close can be called again. An operation through a mapped part
+ * ({@link WorldEndpoints#mapWindows}) is complete at return and never in flight: the close does
+ * not wait for it, and one that meets the close fails with {@link IllegalStateException}.
  */
 public final class Window implements AutoCloseable {
     private final WorldEndpoints owner;
