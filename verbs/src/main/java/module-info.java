@@ -15,8 +15,9 @@ module dev.scalep.verbs {
     requires jdk.jfr;
 
     exports dev.scalep.verbs;
-    // Internals: the FFM bindings are shared with the modules that bind their own native libraries.
-    exports dev.scalep.verbs.ffm to dev.scalep.spmd, dev.scalep.threading;
+    // Internals: the FFM bindings are shared with the modules that bind their own native libraries,
+    // and with the endpoints for the views of mapped windows (Native.view: reinterpret is restricted).
+    exports dev.scalep.verbs.ffm to dev.scalep.spmd, dev.scalep.threading, dev.scalep.endpoints;
     // Runtime counters and control-path JFR events: used by the layers above; jdk.jfr reads the events.
     exports dev.scalep.verbs.counters to dev.scalep.spmd, dev.scalep.threading, dev.scalep.endpoints, jdk.jfr;
 

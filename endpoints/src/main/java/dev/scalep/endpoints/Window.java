@@ -2,6 +2,7 @@ package dev.scalep.endpoints;
 
 import dev.scalep.verbs.MemoryRegion;
 import dev.scalep.verbs.ProtectionDomain;
+import dev.scalep.verbs.ffm.Native;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -92,10 +93,10 @@ public final class Window implements AutoCloseable {
         this.qps = qps;
         this.mrs = mrs;
         this.memoryPd = memoryPd;
-        this.localView = local.reinterpret(views, null);
+        this.localView = Native.view(local, views);
         this.mapped = new MemorySegment[mapped.length];
         for (int r = 0; r < mapped.length; r++) {
-            this.mapped[r] = mapped[r] == null ? null : mapped[r].reinterpret(views, null);
+            this.mapped[r] = mapped[r] == null ? null : Native.view(mapped[r], views);
         }
     }
 

@@ -32,6 +32,16 @@ public final class Native {
     /** Capture {@code errno} right after the call, before the JVM can overwrite it. */
     public static final Linker.Option CAPTURE_ERRNO = Linker.Option.captureCallState("errno");
 
+    /**
+     * The memory of {@code s} as a segment of {@code scope}: alive only while both the memory and
+     * {@code scope} are, so that a layer above can end its own accesses (closing {@code scope})
+     * before the memory is freed. A restricted operation, done here because this module is the one
+     * with native access; the caller keeps the view within the memory's lifetime.
+     */
+    public static MemorySegment view(MemorySegment s, Arena scope) {
+        return s.reinterpret(scope, null);
+    }
+
     /** A call-state segment for one {@code errno}-capturing call. */
     public static MemorySegment callState(Arena arena) {
         return arena.allocate(CALL_STATE);
