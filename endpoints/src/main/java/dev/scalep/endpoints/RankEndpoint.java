@@ -899,7 +899,7 @@ public final class RankEndpoint implements AutoCloseable {
         e.checkOwnerFor("flush");
         if (e.settledNow() && emulatedPending() == 0) { // nothing to wait for: no clock read (~30 ns)
             boolean ok = e.firstErrorStatus() == 0 && e.settledRejected() == 0 && (emulation == null || emulation.error(index) == 0);
-            clearTouched();
+            clearTouchedIfQuiet(); // the thread's other endpoints may still carry operations naming its windows
             return ok;
         }
         long deadline = System.nanoTime() + timeoutNanos;
