@@ -198,6 +198,10 @@ public final class Perftest {
         long slot = Math.max(64, (p.size() + 63L) & ~63L);
         try (WorldEndpoints we = WorldEndpoints.open(world, device, cfg, threads, opts)) {
             we.mapWindows(p.mapped());
+            if (p.mapped() && (p.test().tagged() || p.test().active()) && we.mapMessages() != 2) {
+                throw new IllegalArgumentException("--transport shm: " + device.name() + " cannot map rank " + (1 - me)
+                        + "'s mailboxes into this process (only the simulator's ranks on one machine can); use --transport nic");
+            }
             Window target = we.allocateWindow(slot * threads);
             Window local = we.allocateWindow(slot * threads);
             Result result;

@@ -1,6 +1,5 @@
 package dev.scalep.endpoints;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -45,6 +44,38 @@ final class MessageHub implements Endpoint.Emulation {
     static final int CONTROL_BYTES = 64;
     /** Requests one thread slot may have open at once. */
     static final int REQUESTS = 1024;
+    /** Bytes of one source rank's line in a mailbox: the consumed count, then the mapped-sender flag. */
+    static final int LINE = 64;
+
+    /*
+     * A thread slot's mailbox, in window 0 (so that a rank whose part the device maps can write into
+     * it, WorldEndpoints.mapMessages): the inbox ring (per source rank, credits slots of slotBytes),
+     * one ready word per ring slot (its sequence number + 1 once the message is there, 0 when free),
+     * one LINE per source rank (+0 how many of its messages this slot consumed, published with a
+     * release store; +8 nonzero when that rank writes its messages here through the mapping), and
+     * one FIN word per request of this slot (a rendezvous send's outcome + 1).
+     */
+
+    /** Bytes of one slot's mailbox. */
+    static long boxBytes(int ranks, int credits, int slotBytes) {
+        return finAt(ranks, credits, slotBytes) + 4L * REQUESTS;
+    }
+
+    static long readyAt(int ranks, int credits, int slotBytes) {
+        return align((long) ranks * credits * slotBytes);
+    }
+
+    static long lineAt(int ranks, int credits, int slotBytes) {
+        return readyAt(ranks, credits, slotBytes) + align(8L * ranks * credits);
+    }
+
+    static long finAt(int ranks, int credits, int slotBytes) {
+        return lineAt(ranks, credits, slotBytes) + (long) LINE * ranks;
+    }
+
+    private static long align(long bytes) {
+        return (bytes + 63) & ~63L;
+    }
 
     final WorldEndpoints world;
     final int ranks;
@@ -61,13 +92,12 @@ final class MessageHub implements Endpoint.Emulation {
     /** Per thread slot, {@value #CONTROL} control staging entries of {@value #CONTROL_BYTES} bytes, registered. */
     final MemorySegment control;
     final int[] controlLkey;
-    private final Arena arena = Arena.ofShared();
     /** Messages refused, by {@link MessageRefusal} reason (any thread of the rank counts). */
     private final AtomicLongArray refused = new AtomicLongArray(MessageRefusal.REASONS);
     final Messages[] slots;
 
     MessageHub(WorldEndpoints world, int ranks, int threads, int me, int credits, int slotBytes, boolean connectionless,
-               MemorySegment staging, int[] stagingLkey, MemorySegment control, int[] controlLkey) {
+               MemorySegment staging, int[] stagingLkey, MemorySegment control, int[] controlLkey, MemorySegment boxes) {
         this.world = world;
         this.ranks = ranks;
         this.threads = threads;
@@ -80,10 +110,9 @@ final class MessageHub implements Endpoint.Emulation {
         this.control = control;
         this.controlLkey = controlLkey;
         this.slots = new Messages[threads];
+        long box = boxBytes(ranks, credits, slotBytes);
         for (int t = 0; t < threads; t++) {
-            MemorySegment inbox = credits == 0 ? MemorySegment.NULL
-                    : arena.allocate((long) ranks * credits * slotBytes, 64);
-            slots[t] = new Messages(this, t, inbox);
+            slots[t] = new Messages(this, t, boxes.asSlice(t * box, box));
         }
     }
 
@@ -182,9 +211,5 @@ final class MessageHub implements Endpoint.Emulation {
 
     Window window(int id) {
         return world.window(id);
-    }
-
-    void close() {
-        arena.close();
     }
 }

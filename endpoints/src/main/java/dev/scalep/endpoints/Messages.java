@@ -3,8 +3,8 @@ package dev.scalep.endpoints;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
 import java.lang.foreign.ValueLayout;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
@@ -94,6 +94,13 @@ public final class Messages {
     private static final long WAIT_NANOS = 60_000_000_000L;
     /** How long {@link #waitFor} waits before it probes the ranks the request waits for, and between probes. */
     static final long PROBE_NANOS = 1_000_000_000L;
+    /**
+     * Looks a wait makes before it idles by the world's strategy ({@link WorldEndpoints#waitIdle}),
+     * which yields the processor at every look where the node looks oversubscribed (under
+     * {@code mpirun}'s binding a rank sees one processor): a message that is on its way, as in a
+     * ping-pong through mapped mailboxes, arrives within them, and a yield costs a system call.
+     */
+    private static final int TIGHT_LOOKS = 32;
     /** How long one probe may take before the rank is taken to be slow, not gone. */
     private static final long PROBE_TIMEOUT_NANOS = 10_000_000_000L;
 
@@ -103,8 +110,21 @@ public final class Messages {
     private final int n;
     private final int s;
     private final MemorySegment inbox;
+    /** This slot's mailbox in window 0 ({@link MessageHub#boxBytes}): the inbox, then the ready words, lines and FIN words. */
+    private final MemorySegment box;
+    private final long readyAt;
+    private final long lineAt;
+    private final long finAt;
+    /**
+     * Per rank, the mailbox of its slot of this index mapped into this process
+     * ({@link WorldEndpoints#mapMessages}): this slot's messages to the rank are written straight into
+     * its inbox, and the rendezvous sends of the rank's slot that this slot served get their FIN
+     * word stored there; null where messages go through the endpoints.
+     */
+    private final MemorySegment[] peerBox;
+    /** Per rank, the consumed count last read from its mapped mailbox (the credits of a mapped pair). */
+    private final long[] peerHead;
     /** Per source rank and ring slot: the sequence number + 1 of the message there (set by the hook). */
-    private final AtomicLongArray ready;
     private final boolean[] consumed;
     /** Per source rank: messages consumed in sequence (the credits given), examined, credits last returned. */
     private final long[] head;
@@ -113,6 +133,8 @@ public final class Messages {
     /** Per destination rank: the next sequence number, and messages the destination consumed (set by the hook). */
     private final long[] nextSeq;
     private final AtomicLongArray creditFrom;
+    private static final VarHandle WORD = ValueLayout.JAVA_LONG.varHandle();
+    private static final VarHandle FIN = ValueLayout.JAVA_INT.varHandle();
     private final boolean[] controlBusy = new boolean[MessageHub.CONTROL];
     private final int[] finRank = new int[MessageHub.REQUESTS];
     private final long[] finReq = new long[MessageHub.REQUESTS];
@@ -120,7 +142,6 @@ public final class Messages {
     private int finHead;
     private int finCount;
     /** Per request: 0 while a rendezvous send waits, else its status + 1 (set by the hook). */
-    private final AtomicIntegerArray fin = new AtomicIntegerArray(MessageHub.REQUESTS);
     private final int[] state = new int[MessageHub.REQUESTS];
     private final int[] source = new int[MessageHub.REQUESTS];
     private final int[] tag = new int[MessageHub.REQUESTS];
@@ -145,23 +166,26 @@ public final class Messages {
     private ActiveMessages active;
     private boolean dispatching;
     /** Per source rank: {@link #head} as the receive hook may read it (released after each advance). */
-    private final AtomicLongArray headSeen;
 
-    Messages(MessageHub hub, int slot, MemorySegment inbox) {
+    Messages(MessageHub hub, int slot, MemorySegment box) {
         this.hub = hub;
         this.slot = slot;
         this.ranks = hub.ranks;
         this.n = hub.credits;
         this.s = hub.slotBytes;
-        this.inbox = inbox;
-        this.ready = new AtomicLongArray(ranks * n);
+        this.box = box;
+        this.inbox = box.asSlice(0, (long) ranks * n * s);
+        this.readyAt = MessageHub.readyAt(ranks, n, s);
+        this.lineAt = MessageHub.lineAt(ranks, n, s);
+        this.finAt = MessageHub.finAt(ranks, n, s);
+        this.peerBox = new MemorySegment[ranks];
+        this.peerHead = new long[ranks];
         this.consumed = new boolean[ranks * n];
         this.head = new long[ranks];
         this.arrived = new long[ranks];
         this.creditSent = new long[ranks];
         this.nextSeq = new long[ranks];
         this.creditFrom = new AtomicLongArray(ranks);
-        this.headSeen = new AtomicLongArray(ranks);
         for (int i = 0; i < MessageHub.REQUESTS; i++) {
             free[i] = MessageHub.REQUESTS - 1 - i;
         }
@@ -267,9 +291,10 @@ public final class Messages {
      */
     private int stageRendezvous(RankEndpoint r, int rank, byte kind, int tag, Window source, long offset, long length,
                                 long word0, long word1) {
-        if (!room(rank)) {
+        MemorySegment pb = peerBox[rank];
+        if (pb != null ? !mappedRoom(rank, pb) : !room(rank)) {
             progress();
-            if (!room(rank)) {
+            if (pb != null ? !mappedRoom(rank, pb) : !room(rank)) {
                 return BACK_PRESSURED;
             }
         }
@@ -278,8 +303,8 @@ public final class Messages {
             return BACK_PRESSURED;
         }
         long seq = nextSeq[rank];
-        long at = stagingAt(rank, seq);
-        MemorySegment st = hub.staging;
+        long at = pb != null ? mappedAt(seq) : stagingAt(rank, seq);
+        MemorySegment st = pb != null ? pb : hub.staging;
         header(st, at, kind, 0, tag, seq, length, rank);
         st.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 40, (short) source.id);
         st.set(ValueLayout.JAVA_INT_UNALIGNED, at + 44, q);
@@ -290,7 +315,15 @@ public final class Messages {
             st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + bytes + 8, word1);
             bytes += MessageHub.AM_RTS_BODY;
         }
-        fin.set(q, 0);
+        FIN.setRelease(box, finAt + 4L * q, 0);
+        if (pb != null) {
+            publish(rank, pb, seq);
+            state[q] = SEND;
+            doneSource[q] = rank;
+            doneTag[q] = tag;
+            doneLength[q] = length;
+            return q;
+        }
         int rc = r.to(rank).stageMessage(Endpoint.FLUSH_ID, st.address() + at, bytes,
                 hub.stagingLkey[r.keyIndex(rank)], false);
         if (rc != Endpoint.OK) {
@@ -339,6 +372,23 @@ public final class Messages {
 
     private int stageEagerEntered(RankEndpoint r, int rank, byte kind, int tag, long word0, long word1, MemorySegment src,
             long off, long length) {
+        MemorySegment pb = peerBox[rank];
+        if (pb != null) {
+            if (!mappedRoom(rank, pb)) {
+                progress();
+                if (!mappedRoom(rank, pb)) {
+                    return BACK_PRESSURED;
+                }
+            }
+            long seq = nextSeq[rank];
+            long at = mappedAt(seq);
+            header(pb, at, kind, 0, tag, seq, length, rank);
+            pb.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 40, word0);
+            pb.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, word1);
+            MemorySegment.copy(src, off, pb, at + MessageHub.HEADER, length);
+            publish(rank, pb, seq);
+            return COMPLETED;
+        }
         if (!room(rank)) {
             progress();
             if (!room(rank)) {
@@ -456,6 +506,30 @@ public final class Messages {
 
     private boolean room(int rank) {
         return nextSeq[rank] - creditFrom.get(rank) < n;
+    }
+
+    /**
+     * Whether the mapped mailbox {@code pb} of {@code rank} has a free ring slot for this slot's
+     * next message: the consumed count last read, or else read again from its line (the credits of a
+     * mapped pair: nothing is returned by message).
+     */
+    private boolean mappedRoom(int rank, MemorySegment pb) {
+        if (nextSeq[rank] - peerHead[rank] < n) {
+            return true;
+        }
+        peerHead[rank] = (long) WORD.getAcquire(pb, lineAt + (long) MessageHub.LINE * hub.me);
+        return nextSeq[rank] - peerHead[rank] < n;
+    }
+
+    /** Where this rank's message {@code seq} goes in a mapped mailbox: its ring slot in the inbox. */
+    private long mappedAt(long seq) {
+        return ((long) hub.me * n + seq % n) * s;
+    }
+
+    /** Mark message {@code seq}, written into the mapped mailbox {@code pb}, ready there (after its bytes). */
+    private void publish(int rank, MemorySegment pb, long seq) {
+        WORD.setRelease(pb, readyAt + 8L * (hub.me * n + (int) (seq % n)), seq + 1);
+        nextSeq[rank]++;
     }
 
     private void sent(int rank) {
@@ -676,6 +750,13 @@ public final class Messages {
     }
 
     private void finish(int rank, long sreq, int status) {
+        MemorySegment pb = peerBox[rank];
+        if (pb != null) { // the sender's slot: its FIN word, as the hook would store it
+            if (sreq >= 0 && sreq < MessageHub.REQUESTS) {
+                FIN.setRelease(pb, finAt + 4L * sreq, status + 1);
+            }
+            return;
+        }
         if (finCount == 0 && control(rank, MessageHub.FIN, status, sreq)) {
             return;
         }
@@ -698,15 +779,19 @@ public final class Messages {
                 break;
             }
             consumed[i] = false;
-            ready.set(i, 0);
+            box.set(ValueLayout.JAVA_LONG, readyAt + 8L * i, 0L); // ordered before the consumed count below
             head[rank]++;
         }
-        headSeen.setRelease(rank, head[rank]);
+        WORD.setRelease(box, lineAt + (long) MessageHub.LINE * rank, head[rank]);
         returnCredits(rank);
     }
 
     private void returnCredits(int rank) {
         long h = head[rank];
+        if (box.get(ValueLayout.JAVA_LONG, lineAt + (long) MessageHub.LINE * rank + 8) != 0) {
+            creditSent[rank] = h; // that rank reads the consumed count from this mailbox
+            return;
+        }
         if (h - creditSent[rank] >= Math.max(1, n / 2) && control(rank, MessageHub.CREDIT, 0, h)) {
             creditSent[rank] = h;
         }
@@ -821,7 +906,7 @@ public final class Messages {
             }
         }
         if (state[request] == SEND) {
-            doneError[request] = fin.get(request) - 1;
+            doneError[request] = (int) FIN.getAcquire(box, finAt + 4L * request) - 1;
         }
         out.set(doneSource[request], doneTag[request], doneLength[request], doneError[request]);
         release(request);
@@ -869,7 +954,11 @@ public final class Messages {
                     probe = System.nanoTime() + PROBE_NANOS;
                 }
             }
-            idle.idle(); // the message may need another thread (a sharer, the peer rank) to run
+            if (spins > TIGHT_LOOKS) {
+                idle.idle(); // the message may need another thread (a sharer, the peer rank) to run
+            } else {
+                Thread.onSpinWait();
+            }
         }
         return true;
     }
@@ -902,7 +991,7 @@ public final class Messages {
     }
 
     private boolean done(int q) {
-        return state[q] == RECV_DONE || (state[q] == SEND && fin.get(q) != 0);
+        return state[q] == RECV_DONE || (state[q] == SEND && (int) FIN.getAcquire(box, finAt + 4L * q) != 0);
     }
 
     /**
@@ -955,7 +1044,7 @@ public final class Messages {
             for (;;) {
                 long seq = arrived[rank];
                 int idx = rank * n + (int) (seq % n);
-                if (ready.get(idx) != seq + 1) {
+                if ((long) WORD.getAcquire(box, readyAt + 8L * idx) != seq + 1) {
                     break;
                 }
                 arrived[rank] = seq + 1;
@@ -1022,14 +1111,32 @@ public final class Messages {
      * sequence number outside the credit window, or its ring slot still in use).
      */
     boolean arrived(int rank, long seq, MemorySegment region, long at, int length) {
-        long h = headSeen.getAcquire(rank);
+        long h = (long) WORD.getAcquire(box, lineAt + (long) MessageHub.LINE * rank);
         int idx = rank * n + (int) (seq % n);
-        if (length > s || seq < h || seq - h >= n || ready.get(idx) != 0) {
+        if (length > s || seq < h || seq - h >= n || (long) WORD.getAcquire(box, readyAt + 8L * idx) != 0) {
             return false;
         }
         MemorySegment.copy(region, at, inbox, (long) idx * s, length);
-        ready.set(idx, seq + 1);
+        WORD.setRelease(box, readyAt + 8L * idx, seq + 1);
         return true;
+    }
+
+    /**
+     * From now on write this slot's messages to rank {@code rank} straight into the mailbox of its
+     * slot of this index, {@code pb}, mapped into this process ({@link WorldEndpoints#mapMessages}),
+     * and serve the rendezvous sends of that slot by storing their FIN words there; the flag in
+     * {@code pb} tells that slot to stop returning credits by message. Before the slot's thread
+     * uses it.
+     */
+    void map(int rank, MemorySegment pb) {
+        WORD.setRelease(pb, lineAt + (long) MessageHub.LINE * hub.me + 8, 1L);
+        peerHead[rank] = (long) WORD.getAcquire(pb, lineAt + (long) MessageHub.LINE * hub.me);
+        peerBox[rank] = pb;
+    }
+
+    /** Whether this slot writes its messages to {@code rank} into that rank's mapped mailbox. */
+    boolean mapped(int rank) {
+        return peerBox[rank] != null;
     }
 
     /** Rank {@code rank}'s slot has consumed {@code count} of this slot's messages. */
@@ -1045,7 +1152,7 @@ public final class Messages {
     /** The receiver of rendezvous send {@code request} is done with it. */
     void finished(long request, int status) {
         if (request >= 0 && request < MessageHub.REQUESTS) {
-            fin.set((int) request, status + 1);
+            FIN.setRelease(box, finAt + 4L * request, status + 1);
         }
     }
 

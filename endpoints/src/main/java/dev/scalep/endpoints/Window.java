@@ -111,6 +111,11 @@ public final class Window implements AutoCloseable {
         }
     }
 
+    /** {@code segment} (a mapping of a part of this window) as a view that ends with {@link #closeViews}. */
+    MemorySegment view(MemorySegment segment) {
+        return Native.view(segment, views);
+    }
+
     /** Whether this rank reaches rank {@code rank}'s part with loads, stores and atomic instructions. */
     public boolean mapped(int rank) {
         return mapped[rank] != null;

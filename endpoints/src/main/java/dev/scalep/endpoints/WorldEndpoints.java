@@ -120,6 +120,10 @@ public final class WorldEndpoints implements AutoCloseable {
      * arrival word per thread slot of every rank, then one source word per local thread slot.
      */
     private Window barrierWindow;
+    /** Where the slots' mailboxes start in {@link #barrierWindow} (where messages run). */
+    private long boxesAt;
+    private boolean messagesMapped;
+    private boolean acquiredOnce;
     private volatile boolean mapWindows;
     /** Where the slots' collectives scratch starts in {@link #barrierWindow} (its length where messages cannot run). */
     private long collectivesAt;
@@ -270,23 +274,30 @@ public final class WorldEndpoints implements AutoCloseable {
                 }
             }
             w.recvSlotBytes = o.recvSlotBytes();
-            w.openMessages(type.connectionless(), o);
             // Window 0: per rank and slot an arrival word; per slot the word its barrier puts from and
             // the word Messages' liveness probe reads into (RankEndpoint.answers); then (where
-            // messages run) each slot's collectives scratch.
+            // messages run) each slot's collectives scratch, and from a page boundary each slot's
+            // mailbox (MessageHub.boxBytes: its inbox ring, where mapMessages lets senders write).
             w.collectivesAt = 8L * ((long) p * threads + 2L * threads);
-            w.barrierWindow = w.allocateWindow(w.collectivesAt + (w.hub == null ? 0 : (long) threads * COLLECTIVE_SCRATCH));
+            long size = w.collectivesAt;
+            if (messageCredits > 0) {
+                w.boxesAt = (size + (long) threads * COLLECTIVE_SCRATCH + 4095) & ~4095L;
+                size = w.boxesAt + threads * MessageHub.boxBytes(p, messageCredits, o.recvSlotBytes());
+            }
+            w.barrierWindow = w.allocateWindow(size);
+            w.openMessages(type.connectionless(), o);
             if (progress == ProgressMode.THREAD) {
                 w.startProgressThread();
             }
             world.barrier();
         } catch (RuntimeException | Error e) {
             w.stopProgressThread();
+            if (w.barrierWindow != null) {
+                w.barrierWindow.markClosed();
+                w.freeWindow(w.barrierWindow);
+            }
             release(w.scratchMrs, w.memoryPd);
             w.closeManagers();
-            if (w.hub != null) {
-                w.hub.close();
-            }
             throw e;
         }
         return w;
@@ -348,8 +359,9 @@ public final class WorldEndpoints implements AutoCloseable {
         MemorySegment control = allocate((long) threads * MessageHub.CONTROL * MessageHub.CONTROL_BYTES);
         int[] controlLkey = new int[keys];
         registerEverywhere(control, Access.LOCAL_WRITE, scratchMrs, controlLkey, null);
+        long box = MessageHub.boxBytes(p, credits, o.recvSlotBytes());
         hub = new MessageHub(this, p, threads, world.rank(), credits, o.recvSlotBytes(), connectionless, staging,
-                stagingLkey, control, controlLkey);
+                stagingLkey, control, controlLkey, barrierWindow.localView.asSlice(boxesAt, threads * box));
         for (EndpointManager m : managers) {
             for (Endpoint e : m.endpoints) {
                 e.messages(hub);
@@ -419,6 +431,7 @@ public final class WorldEndpoints implements AutoCloseable {
             throw new IllegalStateException("all " + threads + " endpoints are acquired; release one first");
         }
         taken[t] = true;
+        acquiredOnce = true;
         Endpoint[] eps = new Endpoint[world.size()];
         for (EndpointManager m : managers) {
             Endpoint e = m.acquire();
@@ -668,6 +681,58 @@ public final class WorldEndpoints implements AutoCloseable {
         mapWindows = on;
     }
 
+    /**
+     * Send this rank's tagged and active messages to every rank whose memory the device maps into
+     * this process (the simulator: every rank of the machine) through shared memory: each message
+     * is written straight into the destination slot's inbox ring (its mailbox, in window 0) and
+     * marked ready there, its credits are read from that mailbox, and the rendezvous sends this
+     * rank serves are completed by a store into the sender's mailbox, instead of a send, a receive
+     * and a copy through the endpoints (UCX's posix transport and MPI's shared-memory paths work so
+     * too). Order, matching, credits and every result stay as they were: a message's ring slot and
+     * sequence number are the same, so messages a slot sent through the endpoints before are
+     * received first, and ranks may differ in whether they map. A rendezvous message's bytes are
+     * read with {@link RankEndpoint#get}: through the mapping where {@link #mapWindows} mapped the
+     * window, else through the endpoints. A peer writing into the mailbox is trusted like a peer
+     * sharing a window's memory: its messages are not checked as the endpoints' receive hook checks
+     * them. Call before any thread slot is acquired; on a device that maps nothing (real NICs) it
+     * changes nothing. Returns the number of ranks now mapped.
+     */
+    public synchronized int mapMessages() {
+        checkOpen();
+        if (hub == null) {
+            throw new IllegalStateException("mapMessages: " + messagesRefusal());
+        }
+        if (acquiredOnce) {
+            throw new IllegalStateException("mapMessages: call it before any thread slot is acquired (one was)");
+        }
+        if (messagesMapped) {
+            return mappedRanks();
+        }
+        long box = MessageHub.boxBytes(world.size(), hub.credits, hub.slotBytes);
+        int qps = qpsPerPeer();
+        for (int r = 0; r < world.size(); r++) {
+            MemorySegment part = r == world.rank() ? barrierWindow.localView
+                    : mapPart(r, barrierWindow.handle(r), barrierWindow.rkey[r * qps]);
+            if (part == null) {
+                continue;
+            }
+            MemorySegment view = r == world.rank() ? part : barrierWindow.view(part);
+            for (int t = 0; t < threads; t++) {
+                hub.slots[t].map(r, view.asSlice(boxesAt + t * box, box));
+            }
+        }
+        messagesMapped = true;
+        return mappedRanks();
+    }
+
+    private int mappedRanks() {
+        int c = 0;
+        for (int r = 0; r < world.size(); r++) {
+            c += hub.slots[0].mapped(r) ? 1 : 0;
+        }
+        return c;
+    }
+
     /** See {@link #mapWindows(boolean)}. */
     public boolean mapsWindows() {
         return mapWindows;
@@ -914,9 +979,7 @@ public final class WorldEndpoints implements AutoCloseable {
                 try {
                     closeManagers();
                 } finally {
-                    if (hub != null) {
-                        hub.close();
-                    }
+                    // the mailboxes were part of window 0, freed above
                 }
             }
         }
