@@ -1,6 +1,5 @@
 package dev.scalep.endpoints;
 
-import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 
@@ -36,7 +35,7 @@ final class ActiveMessageSuite {
 
     static List<String> runAll(World world, Device device, String level, int threads) throws Exception {
         List<String> ran = new ArrayList<>();
-        try (WorldEndpoints eps = WorldEndpoints.open(world, device, SharingConfig.parse(level), threads, OPTS)) {
+        try (WorldEndpoints eps = MessageSuite.open(world, device, level, threads, OPTS)) {
             ActiveMessageSuite s = new ActiveMessageSuite(world, eps, threads);
             s.handlersRunInSendOrderWithTheirPayloads();
             ran.add("dispatch");

@@ -1,7 +1,6 @@
 package dev.scalep.endpoints;
 
 import dev.scalep.endpoints.Collectives.ReduceOp;
-import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 
@@ -38,8 +37,7 @@ final class CollectiveSuite {
 
     static List<String> runAll(World world, Device device, String level, int threads) throws Exception {
         List<String> ran = new ArrayList<>();
-        try (WorldEndpoints eps = WorldEndpoints.open(world, device, SharingConfig.parse(level), threads,
-                MessageSuite.OPTS);
+        try (WorldEndpoints eps = MessageSuite.open(world, device, level, threads, MessageSuite.OPTS);
              Window scratch = eps.allocateWindow(threads * SCRATCH);
              Window data = eps.allocateWindow(threads * DATA)) {
             CollectiveSuite s = new CollectiveSuite(world, eps, threads, scratch, data);

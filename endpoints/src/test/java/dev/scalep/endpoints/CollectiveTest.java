@@ -30,6 +30,8 @@ class CollectiveTest {
                     out.add(Arguments.of(dev, level, pt[0], pt[1]));
                 }
             }
+            out.add(Arguments.of(dev, "mpi-everywhere+mapped", 4, 2));
+            out.add(Arguments.of(dev, "static+mapped:even", 3, 2));
         }
         return out.stream();
     }

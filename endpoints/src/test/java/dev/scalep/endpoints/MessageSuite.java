@@ -37,8 +37,10 @@ final class MessageSuite {
 
     static List<String> runAll(World world, Device device, String level, int threads) throws Exception {
         List<String> ran = new ArrayList<>();
-        try (WorldEndpoints eps = WorldEndpoints.open(world, device, SharingConfig.parse(level), threads, OPTS)) {
+        try (WorldEndpoints eps = open(world, device, level, threads, OPTS)) {
             MessageSuite s = new MessageSuite(world, eps, threads);
+            s.mappedSendsGoAroundTheEndpoints(WindowSuite.mapped(level, world.rank()));
+            ran.add("paths");
             s.tagsMasksAndAnySourceMatch();
             ran.add("matching");
             s.messagesOfOnePairArriveInSendOrder();
@@ -53,6 +55,47 @@ final class MessageSuite {
             ran.add("rendezvous");
         }
         return ran;
+    }
+
+    /**
+     * Open a suite's endpoints at {@code level}: with {@code +mapped} every rank then sends its
+     * messages through the mapped mailboxes ({@link WorldEndpoints#mapMessages}), with
+     * {@code +mapped:even} the even ranks only (so mapped and endpoint messages meet in one inbox).
+     */
+    static WorldEndpoints open(World world, Device device, String level, int threads, EndpointOptions opts) {
+        WorldEndpoints eps = WorldEndpoints.open(world, device, SharingConfig.parse(level.replaceFirst("\\+mapped.*$", "")),
+                threads, opts);
+        if (WindowSuite.mapped(level, world.rank())) {
+            int m = eps.mapMessages();
+            check(m == world.size(), "rank " + world.rank() + " mapped the mailboxes of " + m + " of " + world.size() + " ranks");
+        }
+        return eps;
+    }
+
+    /**
+     * The precondition of the mapped levels, and what they change: a rank that maps the others'
+     * mailboxes sends its messages with no work request (nothing staged or outstanding on the
+     * endpoint to the rank afterwards), a rank that does not maps nothing; every message arrives.
+     */
+    void mappedSendsGoAroundTheEndpoints(boolean mapped) throws Exception {
+        inThreads((t, ep, m, buf) -> {
+            for (int r = 0; r < p; r++) {
+                check(m.mapped(r) == mapped, "rank " + me + " slot " + t + ": messages to rank " + r + " mapped " + m.mapped(r)
+                        + ", asked " + mapped);
+                Endpoint e = ep.to(r);
+                long before = e.staged() + e.outstanding();
+                buf.set(ValueLayout.JAVA_LONG, 0, word(me, t, r, 7));
+                check(send(m, r, 7 << 16, buf, 0, 8) == Messages.COMPLETED, "an eager send completes at once");
+                if (mapped) {
+                    check(e.staged() + e.outstanding() == before, "rank " + me + " slot " + t + ": a mapped send to rank " + r
+                            + " left work on the endpoint (" + before + " before, " + (e.staged() + e.outstanding()) + " after)");
+                }
+            }
+            for (int r = 0; r < p; r++) {
+                MessageStatus st = await(m, m.recv(r, 7 << 16, Messages.ALL_BITS, buf, 64, 8), "the path message of " + r);
+                check(st.error() == 0 && buf.get(ValueLayout.JAVA_LONG, 64) == word(r, t, me, 7), "path message of " + r + ": " + st);
+            }
+        });
     }
 
     interface Body {

@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * two and three ranks.
  */
 class MessageTest {
-    static final List<String> SCENARIOS = List.of("matching", "ordering", "back-pressure", "truncation", "cancel-probe",
+    static final List<String> SCENARIOS = List.of("paths", "matching", "ordering", "back-pressure", "truncation", "cancel-probe",
             "rendezvous");
 
     static Stream<Arguments> matrix() {
@@ -31,6 +31,9 @@ class MessageTest {
                     out.add(Arguments.of(dev, level, pt[0], pt[1]));
                 }
             }
+            // through the mapped mailboxes: every rank, and the even ranks only (mixed paths into one inbox)
+            out.add(Arguments.of(dev, "static+mapped", 2, 2));
+            out.add(Arguments.of(dev, "mpi-threads+mapped:even", 3, 2));
         }
         return out.stream();
     }
