@@ -934,18 +934,20 @@ public final class Messages {
     }
 
     private boolean waitForEntered(int request, MessageStatus out) {
-        long start = System.nanoTime();
-        long deadline = start + WAIT_NANOS;
-        long probe = start + PROBE_NANOS;
+        long deadline = 0;
+        long probe = 0;
         IdleStrategy idle = bound("waitFor").idle();
         idle.reset();
         for (int spins = 1; !test(request, out); spins++) {
-            long now = System.nanoTime();
-            if (now - deadline > 0) {
-                return false;
-            }
-            if ((spins & 4095) == 0) {
-                if (now - probe > 0) {
+            if ((spins & 63) == 0) { // a clock read costs tens of ns: the deadlines are seconds away
+                long now = System.nanoTime();
+                if (deadline == 0) {
+                    deadline = now + WAIT_NANOS;
+                    probe = now + PROBE_NANOS;
+                } else if (now - deadline > 0) {
+                    return false;
+                }
+                if (now - probe > 0 && (spins & 4095) == 0) {
                     int lost = lostRank(request);
                     if (lost >= 0) {
                         lost(request, lost, out);
