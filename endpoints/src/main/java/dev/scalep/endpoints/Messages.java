@@ -1021,7 +1021,6 @@ public final class Messages {
     }
 
     private int progressIn(RankEndpoint r) {
-        int taken = 0;
         Endpoint[] eps = r.distinct();
         for (Endpoint e : eps) {
             post(e);
@@ -1042,6 +1041,18 @@ public final class Messages {
             }
             return 0; // called from inside a handler: the inbox waits for the handler to return
         }
+        return takeInbox();
+    }
+
+    /**
+     * Match what arrived in the inbox (in sequence order per source, against the posted receives in
+     * post order; active messages dispatched) and return credits. Returns the messages taken.
+     */
+    private int takeInbox() {
+        if (dispatching) {
+            return 0;
+        }
+        int taken = 0;
         for (int rank = 0; rank < ranks; rank++) {
             for (;;) {
                 long seq = arrived[rank];
