@@ -52,9 +52,23 @@ class PerftestCommandTest {
         assertTrue(j.get("message_rate").asDouble() > 0, r.out());
     }
 
-    /** Between processes the target's window is the mapping of its shared file; the adds still add up there. */
+    /** Through mapped mailboxes (--transport shm): the tagged and active-message tests, eager and by rendezvous. */
+    @ParameterizedTest(name = "{0} -s {1} --transport shm on {2}")
+    @CsvSource({"tag_lat, 8, sim:mlx5", "tag_bw, 8, sim:mlx5", "ucp_am_lat, 8, sim:mlx5", "ucp_am_bw, 8, sim:mlx5",
+            "tag_lat, 8, sim:efa", "ucp_am_bw, 8, sim:efa", "tag_bw, 1048576, sim:mlx5", "ucp_am_lat, 65536, sim:efa"})
+    void messageTestsRunThroughMappedMailboxes(String test, int size, String device) throws Exception {
+        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", test, "-s", Integer.toString(size), "-n", "2000",
+                "-w", "100", "-T", "2", "--device", device, "--transport", "shm", "--json");
+        assertEquals(0, r.rc(), r.out() + r.err());
+        JsonNode j = new ObjectMapper().readTree(r.out());
+        assertEquals("shm", j.get("transport").asText(), r.out());
+        assertEquals(2000, j.get("iterations").asLong());
+        assertTrue(j.get("message_rate").asDouble() > 0, r.out());
+    }
+
+    /** Between processes the target's window and mailboxes are mappings of its shared file; the adds still add up there. */
     @ParameterizedTest(name = "mpirun -np 2 perftest -t {0} --transport shm on {1}")
-    @CsvSource({"ucp_put_lat, sim:mlx5", "ucp_fadd, sim:mlx5", "ucp_add, sim:efa"})
+    @CsvSource({"ucp_put_lat, sim:mlx5", "ucp_fadd, sim:mlx5", "ucp_add, sim:efa", "tag_bw, sim:mlx5", "ucp_am_lat, sim:efa"})
     void underMpirunMappedWindowsReachTheOtherProcess(String test, String device) throws Exception {
         Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "perftest", "-t", test, "-s", "8", "-n", "2000",
                 "-w", "100", "--device", device, "--transport", "shm", "--json")), Map.of(), 110);
@@ -149,7 +163,6 @@ class PerftestCommandTest {
                 {"perftest", "-t", "ucp_put_bw", "-n", "1", "-T", "2"},
                 {"perftest", "-t", "ucp_get", "--postlist", "8"},
                 {"perftest", "-t", "ucp_put_bw", "--category", "bogus"},
-                {"perftest", "-t", "tag_lat", "--transport", "shm"},
                 {"perftest", "-t", "ucp_get", "--transport", "pcie"},
                 {"perftest"}}) {
             SweepCommandTest.Run r = SweepCommandTest.run(args);
