@@ -120,9 +120,16 @@ public final class Perftest {
      * What to run: {@code size} bytes, {@code iterations} measured and {@code warmup} untimed in all,
      * over {@code threads}; with {@code mapped}, the windows are reached through their mapping where
      * the device maps them ({@link WorldEndpoints#mapWindows}), as UCX's posix transport reaches a
-     * peer's memory.
+     * peer's memory, and messages are written into the peer's mapped mailboxes
+     * ({@link WorldEndpoints#mapMessages}); {@code rendezvousThreshold} is the message tests'
+     * {@link Messages#rendezvousThreshold} (-1: the default, the eager limit).
      */
-    public record Params(Test test, int size, long iterations, long warmup, int threads, boolean mapped) {
+    public record Params(Test test, int size, long iterations, long warmup, int threads, boolean mapped,
+                         long rendezvousThreshold) {
+        public Params(Test test, int size, long iterations, long warmup, int threads, boolean mapped) {
+            this(test, size, iterations, warmup, threads, mapped, -1);
+        }
+
         /** Refuse what the test cannot do, before anything runs. */
         public Params {
             if (test.atomic() && size != Long.BYTES) {
@@ -142,6 +149,19 @@ public final class Perftest {
             }
             if (warmup < 0) {
                 throw new IllegalArgumentException("-w " + warmup + " must not be negative");
+            }
+            if (rendezvousThreshold >= 0) {
+                if (!test.tagged() && !test.active()) {
+                    throw new IllegalArgumentException("--rndv-thresh: " + test.label() + " sends no messages (tagged and "
+                            + "active-message tests only)");
+                }
+                long limit = eagerLimit(test, size);
+                if (rendezvousThreshold > limit) {
+                    throw new IllegalArgumentException("--rndv-thresh " + rendezvousThreshold + " is above the eager limit of "
+                            + limit + " bytes of the receive slots this test uses at -s " + size);
+                }
+            } else if (rendezvousThreshold != -1) {
+                throw new IllegalArgumentException("--rndv-thresh " + rendezvousThreshold + " must not be negative");
             }
         }
     }
@@ -170,6 +190,11 @@ public final class Perftest {
      */
     public static int activeSlotBytes(int size) {
         return slotBytes(size, MAX_ACTIVE, ActiveMessages.HEADER_BYTES);
+    }
+
+    /** The eager limit of the receive slots a message test of {@code size} bytes uses (receive slot less the header). */
+    public static long eagerLimit(Test test, int size) {
+        return (test.active() ? activeSlotBytes(size) : tagSlotBytes(size)) - ActiveMessages.HEADER_BYTES;
     }
 
     /** Receive slot bytes for tagged messages of {@code size}: eager up to {@value #MAX_TAG_EAGER} bytes, rendezvous above. */
@@ -229,6 +254,9 @@ public final class Perftest {
                         try (RankEndpoint re = we.acquire()) {
                             if (me == 0 || !emulated) {
                                 Worker w = new Worker(re, p.test(), me, target, local, th * slot, p.size(), hist[th]);
+                                if (p.rendezvousThreshold() >= 0) {
+                                    re.messages().rendezvousThreshold(p.rendezvousThreshold());
+                                }
                                 if (p.test().active()) {
                                     w.registerActive();
                                     if (!re.barrier()) { // every handler is registered before any message is sent

@@ -112,6 +112,11 @@ final class PerftestCommand implements Callable<Integer> {
             + "(shm, as UCX_TLS=posix) (default ${DEFAULT-VALUE}).")
     Transport transport = Transport.nic;
 
+    @Option(names = "--rndv-thresh", paramLabel = "BYTES", description = "Message tests: send messages above this many "
+            + "bytes by rendezvous (the receiver reads them) and the others eagerly (copied through the receive slots), at most "
+            + "the slots' eager limit (default: that limit; UCX's UCX_RNDV_THRESH). Sizes around it show the crossover.")
+    Long rendezvousThreshold;
+
     @Option(names = "--json", description = "Print the result as one JSON object instead of the table.")
     boolean json;
 
@@ -124,7 +129,8 @@ final class PerftestCommand implements Callable<Integer> {
         try {
             Perftest.Test t = Perftest.Test.parse(test);
             long w = warmup != null ? warmup : t.latency() ? latencyWarmup(size) : streamWarmup(size);
-            p = new Perftest.Params(t, size, iterations, w, threads, transport == Transport.shm);
+            p = new Perftest.Params(t, size, iterations, w, threads, transport == Transport.shm,
+                    rendezvousThreshold == null ? -1 : rendezvousThreshold);
         } catch (IllegalArgumentException e) {
             throw new UserException(e.getMessage());
         }
@@ -207,6 +213,9 @@ final class PerftestCommand implements Callable<Integer> {
             m.put("device", dev.name());
             m.put("category", category);
             m.put("transport", transport.name());
+            if (r.test().tagged() || r.test().active()) {
+                m.put("rendezvous_threshold", rendezvousThreshold == null ? Perftest.eagerLimit(r.test(), r.size()) : rendezvousThreshold);
+            }
             m.put("ranks", where);
             m.put("size", r.size());
             m.put("iterations", r.iterations());

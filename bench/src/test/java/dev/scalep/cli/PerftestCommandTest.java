@@ -52,6 +52,18 @@ class PerftestCommandTest {
         assertTrue(j.get("message_rate").asDouble() > 0, r.out());
     }
 
+    /** --rndv-thresh moves the eager/rendezvous crossover below the eager limit: both protocols at one size. */
+    @ParameterizedTest(name = "{0} -s 1024 --rndv-thresh {1} on {2}")
+    @CsvSource({"tag_lat, 0, sim:mlx5", "tag_bw, 512, sim:efa", "ucp_am_lat, 1023, sim:mlx5", "ucp_am_bw, 0, sim:mlx5"})
+    void theRendezvousThresholdIsTheMessageTestsToSet(String test, int threshold, String device) throws Exception {
+        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", test, "-s", "1024", "-n", "2000", "-w", "100",
+                "--device", device, "--transport", "shm", "--rndv-thresh", Integer.toString(threshold), "--json");
+        assertEquals(0, r.rc(), r.out() + r.err());
+        JsonNode j = new ObjectMapper().readTree(r.out());
+        assertEquals(threshold, j.get("rendezvous_threshold").asLong(), r.out());
+        assertTrue(j.get("message_rate").asDouble() > 0, r.out());
+    }
+
     /** Through mapped mailboxes (--transport shm): the tagged and active-message tests, eager and by rendezvous. */
     @ParameterizedTest(name = "{0} -s {1} --transport shm on {2}")
     @CsvSource({"tag_lat, 8, sim:mlx5", "tag_bw, 8, sim:mlx5", "ucp_am_lat, 8, sim:mlx5", "ucp_am_bw, 8, sim:mlx5",
@@ -164,6 +176,9 @@ class PerftestCommandTest {
                 {"perftest", "-t", "ucp_get", "--postlist", "8"},
                 {"perftest", "-t", "ucp_put_bw", "--category", "bogus"},
                 {"perftest", "-t", "ucp_get", "--transport", "pcie"},
+                {"perftest", "-t", "ucp_get", "--rndv-thresh", "0"},
+                {"perftest", "-t", "tag_lat", "-s", "1024", "--rndv-thresh", "2000"},
+                {"perftest", "-t", "tag_bw", "--rndv-thresh", "-5"},
                 {"perftest"}}) {
             SweepCommandTest.Run r = SweepCommandTest.run(args);
             assertEquals(2, r.rc(), String.join(" ", args) + ": " + r.err());

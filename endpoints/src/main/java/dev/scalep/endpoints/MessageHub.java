@@ -50,7 +50,8 @@ final class MessageHub implements Endpoint.Emulation {
     /*
      * A thread slot's mailbox, in window 0 (so that a rank whose part the device maps can write into
      * it, WorldEndpoints.mapMessages): the inbox ring (per source rank, credits slots of slotBytes),
-     * one ready word per ring slot (its sequence number + 1 once the message is there, 0 when free),
+     * one ready word per ring slot (the sequence number + 1 of the last message that arrived there:
+     * never cleared, so only the sender writes it; a slot is free for seq once seq - credits was consumed),
      * one LINE per source rank (+0 how many of its messages this slot consumed, published with a
      * release store; +8 nonzero when that rank writes its messages here through the mapping), and
      * one FIN word per request of this slot (a rendezvous send's outcome + 1).

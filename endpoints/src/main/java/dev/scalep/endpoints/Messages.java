@@ -779,7 +779,6 @@ public final class Messages {
                 break;
             }
             consumed[i] = false;
-            box.set(ValueLayout.JAVA_LONG, readyAt + 8L * i, 0L); // ordered before the consumed count below
             head[rank]++;
         }
         WORD.setRelease(box, lineAt + (long) MessageHub.LINE * rank, head[rank]);
@@ -1126,7 +1125,8 @@ public final class Messages {
     boolean arrived(int rank, long seq, MemorySegment region, long at, int length) {
         long h = (long) WORD.getAcquire(box, lineAt + (long) MessageHub.LINE * rank);
         int idx = rank * n + (int) (seq % n);
-        if (length > s || seq < h || seq - h >= n || (long) WORD.getAcquire(box, readyAt + 8L * idx) != 0) {
+        // [h, h + n): the ring slot's previous message (seq - n) was consumed; ready == seq + 1: this one came already
+        if (length > s || seq < h || seq - h >= n || (long) WORD.getAcquire(box, readyAt + 8L * idx) == seq + 1) {
             return false;
         }
         MemorySegment.copy(region, at, inbox, (long) idx * s, length);

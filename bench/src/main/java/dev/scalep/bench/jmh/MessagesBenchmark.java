@@ -33,8 +33,9 @@ import java.util.concurrent.TimeUnit;
  * message to another rank takes too). {@code tag}: {@value #BATCH} receives posted, {@value #BATCH}
  * tagged sends, each receive waited for (send, the receive hook, matching, the copy out, credits);
  * {@code am}: {@value #BATCH} active messages, then progress until the handler ran for each
- * (send, the hook, dispatch). With {@code -prof gc}, {@code gc.alloc.rate.norm} is the bytes the
- * path allocates per message. Single-threaded ({@code -t 1}).
+ * (send, the hook, dispatch). With {@code mapped}, the messages are written straight into the
+ * mailbox ({@link WorldEndpoints#mapMessages}): no device in between. With {@code -prof gc},
+ * {@code gc.alloc.rate.norm} is the bytes the path allocates per message. Single-threaded ({@code -t 1}).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -50,6 +51,10 @@ public class MessagesBenchmark {
 
     @Param({"static"})
     public String category;
+
+    /** Through the mapped mailbox ({@link WorldEndpoints#mapMessages}) instead of the loopback QP. */
+    @Param({"false", "true"})
+    public boolean mapped;
 
     private WorldEndpoints eps;
     private RankEndpoint ep;
@@ -70,6 +75,9 @@ public class MessagesBenchmark {
         World w = LocalWorld.create(1, 60_000).get(0);
         EndpointOptions opts = EndpointOptions.DEFAULTS.withDepths(256, 128).withBuffers(1024, 256);
         eps = WorldEndpoints.open(w, Devices.byName(device), SharingConfig.parse(category), 1, opts);
+        if (mapped && eps.mapMessages() != 1) {
+            throw new IllegalStateException(device + " does not map this rank's mailbox");
+        }
         ep = eps.acquire();
         messages = ep.messages();
         am = ep.activeMessages();
