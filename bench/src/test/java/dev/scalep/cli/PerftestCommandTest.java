@@ -56,12 +56,17 @@ class PerftestCommandTest {
     @ParameterizedTest(name = "{0} -s 1024 --rndv-thresh {1} on {2}")
     @CsvSource({"tag_lat, 0, sim:mlx5", "tag_bw, 512, sim:efa", "ucp_am_lat, 1023, sim:mlx5", "ucp_am_bw, 0, sim:mlx5"})
     void theRendezvousThresholdIsTheMessageTestsToSet(String test, int threshold, String device) throws Exception {
-        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", test, "-s", "1024", "-n", "2000", "-w", "100",
-                "--device", device, "--transport", "shm", "--rndv-thresh", Integer.toString(threshold), "--json");
+        JsonNode j = json("perftest", "-t", test, "-s", "1024", "-n", "2000", "-w", "100", "--device", device,
+                "--transport", "shm", "--rndv-thresh", Integer.toString(threshold), "--json");
+        assertEquals(threshold, j.get("rendezvous_threshold").asLong(), j.toString());
+        assertTrue(j.get("message_rate").asDouble() > 0, j.toString());
+    }
+
+    /** Run {@code args} in this JVM, expect exit status 0, and return what it printed as JSON. */
+    private static JsonNode json(String... args) throws Exception {
+        SweepCommandTest.Run r = SweepCommandTest.run(args);
         assertEquals(0, r.rc(), r.out() + r.err());
-        JsonNode j = new ObjectMapper().readTree(r.out());
-        assertEquals(threshold, j.get("rendezvous_threshold").asLong(), r.out());
-        assertTrue(j.get("message_rate").asDouble() > 0, r.out());
+        return new ObjectMapper().readTree(r.out());
     }
 
     /** Through mapped mailboxes (--transport shm): the tagged and active-message tests, eager and by rendezvous. */
@@ -69,13 +74,11 @@ class PerftestCommandTest {
     @CsvSource({"tag_lat, 8, sim:mlx5", "tag_bw, 8, sim:mlx5", "ucp_am_lat, 8, sim:mlx5", "ucp_am_bw, 8, sim:mlx5",
             "tag_lat, 8, sim:efa", "ucp_am_bw, 8, sim:efa", "tag_bw, 1048576, sim:mlx5", "ucp_am_lat, 65536, sim:efa"})
     void messageTestsRunThroughMappedMailboxes(String test, int size, String device) throws Exception {
-        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", test, "-s", Integer.toString(size), "-n", "2000",
-                "-w", "100", "-T", "2", "--device", device, "--transport", "shm", "--json");
-        assertEquals(0, r.rc(), r.out() + r.err());
-        JsonNode j = new ObjectMapper().readTree(r.out());
-        assertEquals("shm", j.get("transport").asText(), r.out());
+        JsonNode j = json("perftest", "-t", test, "-s", Integer.toString(size), "-n", "2000", "-w", "100", "-T", "2",
+                "--device", device, "--transport", "shm", "--json");
+        assertEquals("shm", j.get("transport").asText(), j.toString());
         assertEquals(2000, j.get("iterations").asLong());
-        assertTrue(j.get("message_rate").asDouble() > 0, r.out());
+        assertTrue(j.get("message_rate").asDouble() > 0, j.toString());
     }
 
     /** Between processes the target's window and mailboxes are mappings of its shared file; the adds still add up there. */

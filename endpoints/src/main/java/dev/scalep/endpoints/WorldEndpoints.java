@@ -694,8 +694,9 @@ public final class WorldEndpoints implements AutoCloseable {
      * read with {@link RankEndpoint#get}: through the mapping where {@link #mapWindows} mapped the
      * window, else through the endpoints. A peer writing into the mailbox is trusted like a peer
      * sharing a window's memory: its messages are not checked as the endpoints' receive hook checks
-     * them. Call before any thread slot is acquired; on a device that maps nothing (real NICs) it
-     * changes nothing. Returns the number of ranks now mapped.
+     * them. Call before any thread slot is acquired. On a device that maps no other process's memory
+     * (a real NIC) only this rank's own mailboxes are reached so, its messages to itself. Returns the
+     * number of ranks now mapped, this one included.
      */
     public synchronized int mapMessages() {
         checkOpen();
