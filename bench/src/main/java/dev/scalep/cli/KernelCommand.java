@@ -86,9 +86,10 @@ final class KernelCommand implements Callable<Integer> {
     @Option(names = "--variant", paramLabel = "V", description = "gups update: atomic (default) or get-put.")
     String variant = "atomic";
 
-    @Option(names = "--transport", paramLabel = "nic|shm", description = "gups: the table through the endpoints (nic, "
-            + "the default) or, where the device maps it into every rank (the simulator), with the CPU's atomic instructions "
-            + "and copies on the mapping (shm).")
+    @Option(names = "--transport", paramLabel = "nic|shm", description = "gups and sort: through the endpoints (nic, "
+            + "the default) or, where the device maps every rank's memory into this process (the simulator), through the "
+            + "mapping (shm): gups's table with the CPU's atomic instructions and copies, sort's messages written straight "
+            + "into the peers' inboxes.")
     String transport = "nic";
 
     @Option(names = "--warmup", paramLabel = "N", description = "Untimed passes over every level before the timed run "
@@ -116,7 +117,7 @@ final class KernelCommand implements Callable<Integer> {
         Checks.refuseUnless(spec, "--tile", dgemm, "only dgemm has tiles");
         Checks.refuseUnless(spec, "--iterations", k.equals("stencil"), "only stencil iterates; use --size");
         Checks.refuseUnless(spec, "--variant", gups, "only gups has variants");
-        Checks.refuseUnless(spec, "--transport", gups, "only gups reaches windows");
+        Checks.refuseUnless(spec, "--transport", gups || sort, "only gups and sort have a shared-memory path");
         if (!transport.equals("nic") && !transport.equals("shm")) {
             throw new UserException("--transport " + transport + ": use nic or shm");
         }
@@ -158,7 +159,7 @@ final class KernelCommand implements Callable<Integer> {
         }
         Device dev = Devices.byName(device);
         if (transport.equals("shm") && !dev.provider().equals("sim")) {
-            throw new UserException("--transport shm: " + dev.name() + " cannot map another rank's window into this process "
+            throw new UserException("--transport shm: " + dev.name() + " cannot map another rank's memory into this process "
                     + "(only the simulator's ranks on one machine can); use --transport nic");
         }
         Map<String, SharingConfig> levels = KernelSupport.levels(categories);
@@ -188,7 +189,7 @@ final class KernelCommand implements Callable<Integer> {
                         + (w.size() > 1 ? ", matrices on rank 0, clients on ranks 1.." + (w.size() - 1) : "")
                         : gups ? "table of 2^" + n + " words, " + gupsVariant.label() + " updates"
                         + (transport.equals("shm") ? ", mapped (--transport shm)" : "")
-                        : sort ? "NAS IS " + sortSize.label()
+                        : sort ? "NAS IS " + sortSize.label() + (transport.equals("shm") ? ", mapped (--transport shm)" : "")
                         : n + "x" + n + " grid, " + iterations + " iterations"));
             }
             boolean allOk = true;
@@ -233,7 +234,7 @@ final class KernelCommand implements Callable<Integer> {
         return switch (k) {
             case "dgemm" -> Dgemm.run(w, dev, label, cfg, threads, n, Math.min(tile, n));
             case "gups" -> Gups.run(w, dev, label, cfg, threads, n, gupsVariant, transport.equals("shm"));
-            case "sort" -> IntegerSort.run(w, dev, label, cfg, threads, sortSize);
+            case "sort" -> IntegerSort.run(w, dev, label, cfg, threads, sortSize, transport.equals("shm"));
             default -> Stencil.run(w, dev, label, cfg, threads, n, iterations);
         };
     }

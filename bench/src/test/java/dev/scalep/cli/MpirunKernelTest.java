@@ -26,14 +26,15 @@ class MpirunKernelTest {
                 r.output());
     }
 
-    @ParameterizedTest(name = "mpirun -np 2 kernel sort --threads {0} --device {1}")
-    @CsvSource({"1, sim:mlx5", "2, sim:mlx5", "1, sim:efa", "2, sim:efa"})
-    void sortVerifiesAcrossProcesses(int threads, String device) throws Exception {
+    @ParameterizedTest(name = "mpirun -np 2 kernel sort --threads {0} --device {1} --transport {2}")
+    @CsvSource({"1, sim:mlx5, nic", "2, sim:mlx5, nic", "1, sim:efa, nic", "2, sim:efa, nic", "2, sim:mlx5, shm", "1, sim:efa, shm"})
+    void sortVerifiesAcrossProcesses(int threads, String device, String transport) throws Exception {
         Launch.Result r = Launch.run(Launch.mpirun(2, Launch.java(Main.class, "kernel", "sort", "--threads", Integer.toString(threads),
-                "--device", device, "--categories", "mpi-everywhere,mpi-threads", "--class", "S", "--warmup", "0")), Map.of(), 110);
+                "--device", device, "--categories", "mpi-everywhere,mpi-threads", "--class", "S", "--warmup", "0",
+                "--transport", transport)), Map.of(), 110);
         assertEquals(0, r.exit(), r.output());
         assertEquals(1, r.lines().stream().filter(l -> l.startsWith("scalep kernel sort on " + device + ": 2 ranks x " + threads
-                + " threads, NAS IS class S")).count(), r.output());
+                + " threads, NAS IS class S" + (transport.equals("shm") ? ", mapped (--transport shm)" : ""))).count(), r.output());
         assertEquals(2, r.lines().stream().filter(l -> l.contains(" 2x" + threads + " ") && l.contains("Mkeys/s")
                 && l.endsWith("verified")).count(), r.output());
     }

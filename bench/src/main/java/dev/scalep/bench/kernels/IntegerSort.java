@@ -116,6 +116,16 @@ public final class IntegerSort {
      */
     public static KernelSupport.Result run(World world, Device device, String label, SharingConfig cfg, int threads, Size size)
             throws InterruptedException {
+        return run(world, device, label, cfg, threads, size, false);
+    }
+
+    /**
+     * As {@link #run(World, Device, String, SharingConfig, int, Size)}; with {@code mapped} the
+     * messages and the window go through the device's mapping of the other ranks' memory
+     * ({@link WorldEndpoints#mapMessages}, {@link WorldEndpoints#mapWindows}), not the level's QPs.
+     */
+    public static KernelSupport.Result run(World world, Device device, String label, SharingConfig cfg, int threads, Size size,
+                                           boolean mapped) throws InterruptedException {
         int p = world.size();
         int me = world.rank();
         checkSize(size, p, threads);
@@ -133,6 +143,10 @@ public final class IntegerSort {
         long slotBytes = recvAt + align8(4 * maxPart);
         long[] serial = serialChecksums(n, maxKey);
         try (WorldEndpoints we = WorldEndpoints.open(world, device, cfg, threads, OPTS)) {
+            if (mapped) {
+                we.mapWindows(true);
+                we.mapMessages();
+            }
             Window win = we.allocateWindow(slotBytes * threads);
             Slot[] slot = new Slot[threads];
             for (int t = 0; t < threads; t++) {
