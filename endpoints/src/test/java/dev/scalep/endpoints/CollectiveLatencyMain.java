@@ -1,14 +1,15 @@
 package dev.scalep.endpoints;
 
 import dev.scalep.endpoints.Collectives.ReduceOp;
-import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.World;
 import dev.scalep.verbs.Devices;
 
 /**
  * A timing loop (not a test): {@code CollectiveLatencyMain DEVICE LEVEL ITERS} under a launcher
  * runs allreduce SUM of one long (8 B) and of 8192 longs (64 KiB), and the per-slot barrier, on
- * thread slot 0 of every rank, and rank 0 prints the mean latency of each after a warm-up.
+ * thread slot 0 of every rank, and rank 0 prints the mean latency of each after a warm-up. A
+ * level ending in {@code +mapped} sends the messages through the mapped mailboxes
+ * ({@link WorldEndpoints#mapMessages}).
  */
 public final class CollectiveLatencyMain {
     private CollectiveLatencyMain() {
@@ -19,8 +20,7 @@ public final class CollectiveLatencyMain {
         String level = args.length > 1 ? args[1] : "mpi-everywhere";
         int iters = args.length > 2 ? Integer.parseInt(args[2]) : 2000;
         try (World world = World.open();
-             WorldEndpoints eps = WorldEndpoints.open(world, Devices.byName(device), SharingConfig.parse(level), 1,
-                     MessageSuite.OPTS);
+             WorldEndpoints eps = MessageSuite.open(world, Devices.byName(device), level, 1, MessageSuite.OPTS);
              Window scratch = eps.allocateWindow(256 * 1024);
              RankEndpoint ep = eps.acquire()) {
             Collectives c = new Collectives(ep, scratch, 0, 256 * 1024);
