@@ -265,8 +265,16 @@ final class Fabric {
     private static int claim(UnsafeBuffer b, long me) {
         for (int p = 1; p < MAX_PROCS; p++) {
             int e = procEntry(p);
-            if (b.getLongVolatile(e + PROC_OWNER) == 0 && b.compareAndSetLong(e + PROC_OWNER, 0, me)) {
-                b.putLong(e + PROC_PIDNS, PID_NS);
+            if (b.getLongVolatile(e + PROC_OWNER) != 0) {
+                continue;
+            }
+            // The namespace and the lease go in before the owner too: a liveness sweep or a reclaim in
+            // another process that read the new owner with the fields of no owner (namespace 0, lease 0)
+            // judged the joining process dead (a peer gone for good: RETRY_EXC_ERR on every request).
+            b.putLong(e + PROC_PIDNS, PID_NS);
+            b.putLongVolatile(e + PROC_LEASE, nowMillis());
+            if (b.compareAndSetLong(e + PROC_OWNER, 0, me)) {
+                b.putLong(e + PROC_PIDNS, PID_NS); // again: a process that lost the race may have written its own
                 b.putLongVolatile(e + PROC_LEASE, nowMillis());
                 b.setMemory(area(p) + QP_DIR, AREA_BYTES - QP_DIR, (byte) 0);
                 b.setMemory(area(p), RING_BYTES, (byte) 0);
