@@ -151,7 +151,7 @@ public final class Perftest {
                 throw new IllegalArgumentException("-w " + warmup + " must not be negative");
             }
             if (rendezvousThreshold >= 0) {
-                if (!test.tagged() && !test.active()) {
+                if (!test.tagged()) {
                     throw new IllegalArgumentException("--rndv-thresh: " + test.label() + " sends no messages (tagged and "
                             + "active-message tests only)");
                 }
@@ -223,7 +223,7 @@ public final class Perftest {
         long slot = Math.max(64, (p.size() + 63L) & ~63L);
         try (WorldEndpoints we = WorldEndpoints.open(world, device, cfg, threads, opts)) {
             we.mapWindows(p.mapped());
-            if (p.mapped() && (p.test().tagged() || p.test().active()) && we.mapMessages() != 2) {
+            if (p.mapped() && p.test().tagged() && we.mapMessages() != 2) {
                 throw new IllegalArgumentException("--transport shm: " + device.name() + " cannot map rank " + (1 - me)
                         + "'s mailboxes into this process (only the simulator's ranks on one machine can); use --transport nic");
             }

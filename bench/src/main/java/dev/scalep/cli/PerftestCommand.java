@@ -213,7 +213,7 @@ final class PerftestCommand implements Callable<Integer> {
             m.put("device", dev.name());
             m.put("category", category);
             m.put("transport", transport.name());
-            if (r.test().tagged() || r.test().active()) {
+            if (r.test().tagged()) { // active-message tests included
                 m.put("rendezvous_threshold", rendezvousThreshold == null ? Perftest.eagerLimit(r.test(), r.size()) : rendezvousThreshold);
             }
             m.put("ranks", where);

@@ -977,11 +977,7 @@ public final class WorldEndpoints implements AutoCloseable {
                 }
                 release(scratchMrs, memoryPd);
             } finally {
-                try {
-                    closeManagers();
-                } finally {
-                    // the mailboxes were part of window 0, freed above
-                }
+                closeManagers(); // the mailboxes were part of window 0, freed above
             }
         }
         Throwable f = progressAgent == null ? null : progressAgent.failure.get();
