@@ -198,6 +198,14 @@ public final class SendCredits {
         if (s < r) {
             return mine; // already retired by a later completion; no credit twice
         }
+        if (retiredBy.length == 1) {
+            // One owner (a QP whose CQ serves one thread): the whole run is owner 0's, counted
+            // with one store and no table scan per request.
+            countRetired(0, s + 1 - r);
+            retiredSeq = s + 1;
+            credits.getAndAdd(s + 1 - r);
+            return mine;
+        }
         // One ordered store per run of one owner's requests (a postlist of one thread is one run): a
         // store per request made each iteration wait for the previous one's (64 per completion at q = 64).
         long k = r;
