@@ -94,7 +94,7 @@ public final class EndpointVsVerbs {
                         return;
                     }
                 }
-                double[][] res = measure(raw, sender, rounds, messages, postlist, q, size);
+                double[][] res = measure(raw, sender, rounds, messages, postlist, q, size, w);
                 if (world.size() == 2) {
                     world.barrier();
                 }
@@ -136,7 +136,7 @@ public final class EndpointVsVerbs {
 
     /** Alternating rounds; returns per round {raw rate, raw ns/msg CPU, endpoint rate, endpoint ns/msg CPU}. */
     private static double[][] measure(Raw raw, EndpointManager sender, int rounds, long messages, int postlist, int q,
-                                      int size) throws InterruptedException {
+                                      int size, Workload w) throws InterruptedException {
         double[][] out = new double[rounds][4];
         Thread t = Thread.ofPlatform().name("sender-0").start(() -> {
             ThreadMXBean mx = ManagementFactory.getThreadMXBean();
@@ -153,7 +153,7 @@ public final class EndpointVsVerbs {
                 Completion c = new Completion();
                 for (int warm = 0; warm < 3; warm++) {
                     rawLoop(raw, plain, signaled, wc, messages, postlist, q);
-                    endpointLoop(ep, c, messages, size);
+                    endpointLoop(ep, c, messages, w);
                 }
                 for (int r = 0; r < rounds; r++) {
                     long c0 = mx.getCurrentThreadCpuTime();
@@ -161,7 +161,7 @@ public final class EndpointVsVerbs {
                     long n = rawLoop(raw, plain, signaled, wc, messages, postlist, q);
                     long t1 = System.nanoTime();
                     long c1 = mx.getCurrentThreadCpuTime();
-                    endpointLoop(ep, c, messages, size);
+                    endpointLoop(ep, c, messages, w);
                     long t2 = System.nanoTime();
                     long c2 = mx.getCurrentThreadCpuTime();
                     out[r][0] = n / ((t1 - t0) / 1e3);
@@ -208,29 +208,12 @@ public final class EndpointVsVerbs {
         return posted;
     }
 
-    /** The sweep's loop ({@code SweepRunner.sendAll} for writes). */
-    private static void endpointLoop(Endpoint ep, Completion c, long n, int size) {
-        for (long i = 0; i < n; i++) {
-            int rc;
-            while ((rc = ep.write(i, 0, size, 0)) == Endpoint.BACK_PRESSURED) {
-                boolean any = false;
-                while (ep.poll(c)) {
-                    any = true;
-                    if (!c.ok()) {
-                        throw new IllegalStateException("completion error: status " + c.status());
-                    }
-                }
-                if (!any) {
-                    Thread.yield();
-                }
-            }
-            if (rc != 0) {
-                throw new IllegalStateException("post failed: errno " + rc);
-            }
-        }
-        if (!ep.drain(60_000_000_000L)) {
-            throw new IllegalStateException("drain failed");
-        }
+    /**
+     * The sweep's own loop ({@link SweepRunner#sendAll}: the same method, so the JIT sees the loop
+     * the sweep runs; a copy with constant offsets compiled differently), for sender thread 0.
+     */
+    private static void endpointLoop(Endpoint ep, Completion c, long n, Workload w) {
+        SweepRunner.sendAll(ep, c, n, 0, w);
     }
 
     private static void report(int ranks, double[][] res, int postlist, int q, int size) {
