@@ -111,6 +111,9 @@ public final class SweepRunner {
         if (p.policyClass() == null && w.op() == Workload.Op.TAG && o.recvDepth() < TAG_RECV_DEPTH) {
             o = o.withDepths(o.sendDepth(), TAG_RECV_DEPTH);
         }
+        if (p.policyClass() == null && w.op() == Workload.Op.SEND && o.recvDepth() < o.sendDepth()) {
+            o = o.withDepths(o.sendDepth(), o.sendDepth());
+        }
         long need = 8L * w.size();
         // a send lands in one receive slot; a tagged message with its header
         int slot = Math.max(o.recvSlotBytes(), w.op() == Workload.Op.TAG ? w.size() + Workload.TAG_HEADER : w.size());
