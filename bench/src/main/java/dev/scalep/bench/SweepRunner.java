@@ -363,7 +363,7 @@ public final class SweepRunner {
         int offset = (thread & 7) * size; // distinct bytes per thread within the endpoint's own buffer
         // One loop per operation, each a method of its own, so the compiled loop holds only the
         // path its operation takes (one loop switching per message among all three inlined three
-        // send paths into one method, and cost about a quarter of a write's time: EndpointVsVerbs).
+        // send paths into one method, and cost about a tenth of a write's time: EndpointVsVerbs).
         switch (w.op()) {
             case WRITE -> writeAll(ep, c, n, offset, size);
             case READ -> readAll(ep, c, n, offset, size);

@@ -489,7 +489,7 @@ public final class Endpoint implements AutoCloseable {
 
     private void checkArgs(String op, long wrId, int offset, int length, int remoteOffset) {
         // One branch on the path: the bounds folded with non-short-circuit operators (a branch per
-        // bound, each with its message's code behind it, cost about a fifth of a write's time).
+        // bound, each with its message's code behind it, cost an eighth of a write's time in the sweep's loop).
         if (wrId < 0 | wrId >= CONTROL_BASE | (offset | length) < 0 | (long) offset + length > bufferBytes
                 | (remoteOffset != NO_REMOTE & (remoteOffset < 0 | (long) remoteOffset + length > peerBytes))) {
             throw argError(op, wrId, offset, length, remoteOffset);
