@@ -235,7 +235,13 @@ public final class CombiningPoster extends AbstractSendPath {
                 }
                 release();
             }
-            if (got == 0) {
+            // A pass that drained nothing found the head record claimed but not yet stored: its
+            // producer combines after it stores it. But that producer's CAS may have failed while this
+            // thread still held the flag, and it then returned: so after releasing, look once more,
+            // and go on if the head is there now (the producer's store and fence, then its CAS; this
+            // thread's release, then its read: one of the two sees the other). Still absent: its
+            // producer has not stored it yet, and will find the flag free.
+            if (got == 0 && queue.relaxedPeek() == null) {
                 return rc;
             }
         }
