@@ -137,6 +137,8 @@ public final class Endpoint implements AutoCloseable {
     private int[] peerRkeys = new int[1];
     private int[] peerLengths = new int[1];
     private int peerIndex;
+    /** See {@link #destinationQps(int)}. */
+    private int destinationQps;
     private int sinceSignal;
     /** Status of the first error completion this endpoint polled or drained (0: none). */
     private int firstErrorStatus;
@@ -610,6 +612,28 @@ public final class Endpoint implements AutoCloseable {
     int stageMessage(long wrId, long laddr, int length, int localKey, boolean signaled) {
         return stage(wrId, Opcode.SEND_WITH_IMM, 0, 0, laddr, length, localKey, 0, 0, MessageHub.IMM_MESSAGE, 0, 0,
                 signaled ? SendFlags.SIGNALED : 0);
+    }
+
+    /**
+     * {@link #stageMessage} on a connectionless QP to QP {@code qp} of the peer this endpoint is
+     * directed at, instead of the peer's QP of this endpoint's index (a message to another thread
+     * slot, {@link SlotAddressing#ANY_SLOT}). Does not allocate.
+     */
+    int stageMessageToQp(int qp, long wrId, long laddr, int length, int localKey, boolean signaled) {
+        if (qp < 0 || qp >= destinationQps) {
+            throw new IllegalStateException("endpoint " + index + ": QP " + qp + " of a peer is not wired here ("
+                    + destinationQps + " per peer; only connectionless QPs reach another)");
+        }
+        int saved = peerIndex;
+        peerIndex = peerRkeys.length + saved * destinationQps + qp; // PeerWiring.wire's table
+        int rc = stageMessage(wrId, laddr, length, localKey, signaled);
+        peerIndex = saved;
+        return rc;
+    }
+
+    /** QPs of each peer this endpoint's connectionless QP may name ({@link #stageMessageToQp}); 0 on RC. */
+    void destinationQps(int qps) {
+        this.destinationQps = qps;
     }
 
     /**

@@ -234,12 +234,14 @@ public final class EndpointManager implements AutoCloseable {
             QueuePair qp = via.createQp(attr.withConnection(o.connection()));
             qps.add(qp);
             int owners = p.cqMembers(first.cq());
+            // connectionless: per peer its QP of this index, then every QP of every peer (PeerWiring.wire)
+            int dests = qpType.connectionless() ? peers * (1 + p.qps()) : peers;
             SendPath path = switch (p.sendPath(i)) {
-                case LOCKED -> new LockedPoster(qp, o.sendDepth(), owners, peers, null);
-                case COMBINING -> new CombiningPoster(qp, o.sendDepth(), owners, peers, null);
+                case LOCKED -> new LockedPoster(qp, o.sendDepth(), owners, dests, null);
+                case COMBINING -> new CombiningPoster(qp, o.sendDepth(), owners, dests, null);
                 case CHAINED -> new ChainedPoster(qp, p.chained() ? o.chainPool() : o.postlist(),
-                        p.chained() ? o.chainMaxLength() : o.postlist(), owners, peers, null);
-                case EXCLUSIVE -> new ExclusivePoster(qp, o.postlist(), owners, peers, null);
+                        p.chained() ? o.chainMaxLength() : o.postlist(), owners, dests, null);
+                case EXCLUSIVE -> new ExclusivePoster(qp, o.postlist(), owners, dests, null);
             };
             paths.add(path);
             routers.get(first.cq()).route(qp.qpNum(), p.qpMembers(i) > 1 ? -1 : first.owner(), path);

@@ -153,7 +153,12 @@ public record EndpointPlan(String device, SharingConfig requested, int threads, 
         for (int i = 0; i < depths.length; i++) {
             int members = Math.min(cqPer, n - i * cqPer);
             int qpsOnCq = (members + qpPer - 1) / qpPer;
-            long need = (long) qpsOnCq * o.sendDepth() + (long) members * o.recvDepth();
+            // each QP's queues as a provider may round them (mlx5: to powers of two; a shared QP of
+            // three threads asks 3 x recvDepth receives and gets the next power of two)
+            long need = 0;
+            for (int q = 0; q < qpsOnCq; q++) {
+                need += pow2((long) o.sendDepth()) + pow2((long) Math.min(qpPer, members - q * qpPer) * o.recvDepth());
+            }
             long depth = need;
             if (o.cqDepth() > 0) {
                 if (o.cqDepth() < need) {
@@ -180,6 +185,10 @@ public record EndpointPlan(String device, SharingConfig requested, int threads, 
             depths[i] = (int) depth;
         }
         return depths;
+    }
+
+    private static long pow2(long v) {
+        return v <= 1 ? 1 : Long.highestOneBit(v - 1) << 1;
     }
 
     /** SRQ max_wr: the policy's depth (clamped to the device, reported to {@code subs} when given) or the members' receive slots. */

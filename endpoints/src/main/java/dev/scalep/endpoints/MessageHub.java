@@ -13,8 +13,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * credit or a rendezvous completion to the slot's counters, and gives the receive slot back at
  * once. Matching happens later, in the destination thread ({@link Messages#progress()}).
  *
- * <p>Header ({@value #HEADER} bytes, host byte order): {@code +0 u32 magic, +4 u8 kind, +5 u8
- * status (FIN), +6 u16 thread slot, +8 u32 source rank, +12 i32 tag, +16 u64 sequence (EAGER,
+ * <p>Header ({@value #HEADER} bytes, host byte order): {@code +0 u16 magic, +2 u16 source thread
+ * slot, +4 u8 kind, +5 u8 status (FIN), +6 u16 destination thread slot, +8 u32 source rank, +12
+ * i32 tag, +16 u64 sequence (EAGER,
  * RTS) | consumed count (CREDIT) | sender request (FIN), +24 u64 length, +32 u64 piggybacked
  * consumed count of the reverse direction, +40 u16 window (RTS), +44 u32 sender request (RTS),
  * +48 u64 window offset (RTS)}; an eager payload follows it. An active message (AM) is eager with
@@ -24,7 +25,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 final class MessageHub implements Endpoint.Emulation {
     /** Immediate of every tagged-message send (the emulation's are 0xA7A70001 and 0xA7A70002). */
     static final int IMM_MESSAGE = 0xA7A70003;
-    static final int MAGIC = 0x5CA1E7A9;
+    /** The header's first 16 bits. */
+    static final short MAGIC = (short) 0xE7A9;
     static final int HEADER = 56;
     static final byte EAGER = 1;
     static final byte RTS = 2;
@@ -49,29 +51,30 @@ final class MessageHub implements Endpoint.Emulation {
 
     /*
      * A thread slot's mailbox, in window 0 (so that a rank whose part the device maps can write into
-     * it, WorldEndpoints.mapMessages): the inbox ring (per source rank, credits slots of slotBytes),
+     * it, WorldEndpoints.mapMessages): the inbox ring (per source pair (rank, and with ANY_SLOT its
+     * slot), credits slots of slotBytes),
      * one ready word per ring slot (the sequence number + 1 of the last message that arrived there:
      * never cleared, so only the sender writes it; a slot is free for seq once seq - credits was consumed),
-     * one LINE per source rank (+0 how many of its messages this slot consumed, published with a
+     * one LINE per source pair (+0 how many of its messages this slot consumed, published with a
      * release store; +8 nonzero when that rank writes its messages here through the mapping), and
      * one FIN word per request of this slot (a rendezvous send's outcome + 1).
      */
 
     /** Bytes of one slot's mailbox. */
-    static long boxBytes(int ranks, int credits, int slotBytes) {
-        return finAt(ranks, credits, slotBytes) + 4L * REQUESTS;
+    static long boxBytes(int pairs, int credits, int slotBytes) {
+        return finAt(pairs, credits, slotBytes) + 4L * REQUESTS;
     }
 
-    static long readyAt(int ranks, int credits, int slotBytes) {
-        return align((long) ranks * credits * slotBytes);
+    static long readyAt(int pairs, int credits, int slotBytes) {
+        return align((long) pairs * credits * slotBytes);
     }
 
-    static long lineAt(int ranks, int credits, int slotBytes) {
-        return readyAt(ranks, credits, slotBytes) + align(8L * ranks * credits);
+    static long lineAt(int pairs, int credits, int slotBytes) {
+        return readyAt(pairs, credits, slotBytes) + align(8L * pairs * credits);
     }
 
-    static long finAt(int ranks, int credits, int slotBytes) {
-        return lineAt(ranks, credits, slotBytes) + (long) LINE * ranks;
+    static long finAt(int pairs, int credits, int slotBytes) {
+        return lineAt(pairs, credits, slotBytes) + (long) LINE * pairs;
     }
 
     private static long align(long bytes) {
@@ -84,6 +87,15 @@ final class MessageHub implements Endpoint.Emulation {
     final int me;
     /** Messages one thread may have unconsumed at one thread of another rank (the inbox ring per source). */
     final int credits;
+    /**
+     * Thread slots of a rank a slot keeps a stream with: 1 when messages reach the slot of the same
+     * index ({@link SlotAddressing#SAME_INDEX}), {@link #threads} when a send may name any slot
+     * ({@link SlotAddressing#ANY_SLOT}). A slot's streams (sequence, credits, inbox ring) are one per
+     * pair index {@code rank * width + (width == 1 ? 0 : slot)}.
+     */
+    final int width;
+    /** Per thread slot, the index of the QP its endpoints use (the same on every rank: every rank opens the same level). */
+    final int[] qpOfSlot;
     /** Bytes per inbox and staging slot: the receive slot size. */
     final int slotBytes;
     final boolean connectionless;
@@ -97,13 +109,16 @@ final class MessageHub implements Endpoint.Emulation {
     private final AtomicLongArray refused = new AtomicLongArray(MessageRefusal.REASONS);
     final Messages[] slots;
 
-    MessageHub(WorldEndpoints world, int ranks, int threads, int me, int credits, int slotBytes, boolean connectionless,
-               MemorySegment staging, int[] stagingLkey, MemorySegment control, int[] controlLkey, MemorySegment boxes) {
+    MessageHub(WorldEndpoints world, int ranks, int threads, int me, int credits, int width, int[] qpOfSlot, int slotBytes,
+               boolean connectionless, MemorySegment staging, int[] stagingLkey, MemorySegment control, int[] controlLkey,
+               MemorySegment boxes) {
         this.world = world;
         this.ranks = ranks;
         this.threads = threads;
         this.me = me;
         this.credits = credits;
+        this.width = width;
+        this.qpOfSlot = qpOfSlot;
         this.slotBytes = slotBytes;
         this.connectionless = connectionless;
         this.staging = staging;
@@ -111,7 +126,7 @@ final class MessageHub implements Endpoint.Emulation {
         this.control = control;
         this.controlLkey = controlLkey;
         this.slots = new Messages[threads];
-        long box = boxBytes(ranks, credits, slotBytes);
+        long box = boxBytes(ranks * width, credits, slotBytes);
         for (int t = 0; t < threads; t++) {
             slots[t] = new Messages(this, t, boxes.asSlice(t * box, box));
         }
@@ -136,19 +151,22 @@ final class MessageHub implements Endpoint.Emulation {
     }
 
     private int accept(MemorySegment region, long offset, int length) {
-        if (length < HEADER || region.get(ValueLayout.JAVA_INT_UNALIGNED, offset) != MAGIC) {
+        if (length < HEADER || region.get(ValueLayout.JAVA_SHORT_UNALIGNED, offset) != MAGIC) {
             return MessageRefusal.MALFORMED;
         }
+        int from = Short.toUnsignedInt(region.get(ValueLayout.JAVA_SHORT_UNALIGNED, offset + 2));
         int kind = region.get(ValueLayout.JAVA_BYTE, offset + 4);
         int thread = Short.toUnsignedInt(region.get(ValueLayout.JAVA_SHORT_UNALIGNED, offset + 6));
         int rank = region.get(ValueLayout.JAVA_INT_UNALIGNED, offset + 8);
         if (kind < EAGER || kind > AM_RTS) {
             return MessageRefusal.MALFORMED;
         }
-        if (credits == 0 || thread >= threads || rank < 0 || rank >= ranks) {
+        // the source slot: any slot where sends may name one, else the destination's own index
+        if (credits == 0 || thread >= threads || rank < 0 || rank >= ranks || (width == 1 ? from != thread : from >= threads)) {
             return MessageRefusal.ADDRESS;
         }
         Messages m = slots[thread];
+        int pair = rank * width + (width == 1 ? 0 : from);
         long value = region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 16);
         long len = region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 24);
         switch (kind) {
@@ -177,7 +195,7 @@ final class MessageHub implements Endpoint.Emulation {
                 }
             }
             case CREDIT -> {
-                m.credit(rank, value);
+                m.credit(pair, value);
                 return MessageRefusal.NONE;
             }
             default -> { // FIN
@@ -185,10 +203,10 @@ final class MessageHub implements Endpoint.Emulation {
                 return MessageRefusal.NONE;
             }
         }
-        if (value < 0 || !m.arrived(rank, value, region, offset, length)) {
+        if (value < 0 || !m.arrived(pair, value, region, offset, length)) {
             return MessageRefusal.SEQUENCE;
         }
-        m.credit(rank, region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 32));
+        m.credit(pair, region.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 32));
         return MessageRefusal.NONE;
     }
 

@@ -2,9 +2,9 @@ package dev.scalep.endpoints;
 
 /**
  * What a completed {@link Messages} request reports (the application's holder, reused; the
- * runtime never allocates one): for a receive, the source rank, the tag and the length of the
- * message that matched it (the sent length, also when it was truncated); for a send, its
- * destination rank, tag and length. {@link #error()} is {@link #OK} or one of the codes below.
+ * runtime never allocates one): for a receive, the source rank and slot, the tag and the length of
+ * the message that matched it (the sent length, also when it was truncated); for a send, its
+ * destination rank and slot, tag and length. {@link #error()} is {@link #OK} or one of the codes below.
  */
 public final class MessageStatus {
     /** The request completed normally. */
@@ -31,12 +31,18 @@ public final class MessageStatus {
     public static final int PEER_LOST = 6;
 
     private int source;
+    private int sourceSlot = -1;
     private int tag;
     private long length;
     private int error;
 
     void set(int source, int tag, long length, int error) {
+        set(source, -1, tag, length, error);
+    }
+
+    void set(int source, int slot, int tag, long length, int error) {
         this.source = source;
+        this.sourceSlot = slot;
         this.tag = tag;
         this.length = length;
         this.error = error;
@@ -44,6 +50,15 @@ public final class MessageStatus {
 
     public int source() {
         return source;
+    }
+
+    /**
+     * The thread slot of {@link #source()} at the other end: for a receive (or a probe) the slot
+     * that sent the message, for a send the slot it was sent to; -1 where there is none (an eager
+     * send's {@link Messages#COMPLETED}, a cancelled receive, a lost peer).
+     */
+    public int sourceSlot() {
+        return sourceSlot;
     }
 
     public int tag() {
@@ -74,6 +89,6 @@ public final class MessageStatus {
 
     @Override
     public String toString() {
-        return "MessageStatus[source=" + source + ", tag=" + tag + ", length=" + length + ", " + errorName(error) + "]";
+        return "MessageStatus[source=" + source + ", slot=" + sourceSlot + ", tag=" + tag + ", length=" + length + ", " + errorName(error) + "]";
     }
 }

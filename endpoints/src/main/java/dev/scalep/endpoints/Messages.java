@@ -15,7 +15,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * <p><b>Addressing.</b> A message sent by thread slot {@code t} to rank {@code r} reaches thread
  * slot {@code t} of rank {@code r} (the endpoint of the same index, as the world connects them),
  * whichever endpoint of that rank's QP takes it from the device; this rank is a rank like any
- * other (through the loopback). A receive names a source rank or {@link #ANY_SOURCE}, a tag and a
+ * other (through the loopback). In a world opened with {@link SlotAddressing#ANY_SLOT} a send may
+ * name any slot of the rank ({@link #send(int, int, int, MemorySegment, long, long)}); the
+ * receive's status then names the sending slot ({@link MessageStatus#sourceSlot()}). A receive
+ * names a source rank (any of its slots) or {@link #ANY_SOURCE}, a tag and a
  * tag mask: a message matches when {@code (messageTag & mask) == (tag & mask)} (mask 0: any tag,
  * {@link #ALL_BITS}: exactly {@code tag}).
  * Tags {@code 0x7F000000..0x7FFFFFFF} (top byte {@code 0x7F}) are reserved for {@link Collectives}:
@@ -107,6 +110,11 @@ public final class Messages {
     private final MessageHub hub;
     private final int slot;
     private final int ranks;
+    /** {@link MessageHub#width}; streams are per pair index {@code rank * w + (w == 1 ? 0 : slot)}, {@link #pairs} of them. */
+    private final int w;
+    private final int pairs;
+    /** This slot's pair index at every other slot it keeps a stream with. */
+    private final int mePair;
     private final int n;
     private final int s;
     private final MemorySegment inbox;
@@ -116,21 +124,21 @@ public final class Messages {
     private final long lineAt;
     private final long finAt;
     /**
-     * Per rank, the mailbox of its slot of this index mapped into this process
-     * ({@link WorldEndpoints#mapMessages}): this slot's messages to the rank are written straight into
-     * its inbox, and the rendezvous sends of the rank's slot that this slot served get their FIN
-     * word stored there; null where messages go through the endpoints.
+     * Per pair (a rank, and with {@link SlotAddressing#ANY_SLOT} one of its slots), the mailbox of
+     * that slot mapped into this process ({@link WorldEndpoints#mapMessages}): this slot's messages
+     * to it are written straight into its inbox, and the rendezvous sends of that slot which this
+     * slot served get their FIN word stored there; null where messages go through the endpoints.
      */
     private final MemorySegment[] peerBox;
-    /** Per rank, the consumed count last read from its mapped mailbox (the credits of a mapped pair). */
+    /** Per pair, the consumed count last read from its mapped mailbox (the credits of a mapped pair). */
     private final long[] peerHead;
-    /** Per source rank and ring slot: the sequence number + 1 of the message there (set by the hook). */
+    /** Per source pair and ring slot: whether the message there was consumed out of sequence order. */
     private final boolean[] consumed;
-    /** Per source rank: messages consumed in sequence (the credits given), examined, credits last returned. */
+    /** Per source pair: messages consumed in sequence (the credits given), examined, credits last returned. */
     private final long[] head;
     private final long[] arrived;
     private final long[] creditSent;
-    /** Per destination rank: the next sequence number, and messages the destination consumed (set by the hook). */
+    /** Per destination pair: the next sequence number, and messages the destination consumed (set by the hook). */
     private final long[] nextSeq;
     private final AtomicLongArray creditFrom;
     private static final VarHandle WORD = ValueLayout.JAVA_LONG.varHandle();
@@ -153,6 +161,7 @@ public final class Messages {
     private final MemorySegment[] buffer = new MemorySegment[MessageHub.REQUESTS];
     private final Window[] window = new Window[MessageHub.REQUESTS];
     private final int[] doneSource = new int[MessageHub.REQUESTS];
+    private final int[] doneSlot = new int[MessageHub.REQUESTS];
     private final int[] doneTag = new int[MessageHub.REQUESTS];
     private final long[] doneLength = new long[MessageHub.REQUESTS];
     private final int[] doneError = new int[MessageHub.REQUESTS];
@@ -171,21 +180,24 @@ public final class Messages {
         this.hub = hub;
         this.slot = slot;
         this.ranks = hub.ranks;
+        this.w = hub.width;
+        this.pairs = ranks * w;
+        this.mePair = hub.me * w + (w == 1 ? 0 : slot);
         this.n = hub.credits;
         this.s = hub.slotBytes;
         this.box = box;
-        this.inbox = box.asSlice(0, (long) ranks * n * s);
-        this.readyAt = MessageHub.readyAt(ranks, n, s);
-        this.lineAt = MessageHub.lineAt(ranks, n, s);
-        this.finAt = MessageHub.finAt(ranks, n, s);
-        this.peerBox = new MemorySegment[ranks];
-        this.peerHead = new long[ranks];
-        this.consumed = new boolean[ranks * n];
-        this.head = new long[ranks];
-        this.arrived = new long[ranks];
-        this.creditSent = new long[ranks];
-        this.nextSeq = new long[ranks];
-        this.creditFrom = new AtomicLongArray(ranks);
+        this.inbox = box.asSlice(0, (long) pairs * n * s);
+        this.readyAt = MessageHub.readyAt(pairs, n, s);
+        this.lineAt = MessageHub.lineAt(pairs, n, s);
+        this.finAt = MessageHub.finAt(pairs, n, s);
+        this.peerBox = new MemorySegment[pairs];
+        this.peerHead = new long[pairs];
+        this.consumed = new boolean[pairs * n];
+        this.head = new long[pairs];
+        this.arrived = new long[pairs];
+        this.creditSent = new long[pairs];
+        this.nextSeq = new long[pairs];
+        this.creditFrom = new AtomicLongArray(pairs);
         for (int i = 0; i < MessageHub.REQUESTS; i++) {
             free[i] = MessageHub.REQUESTS - 1 - i;
         }
@@ -231,9 +243,21 @@ public final class Messages {
      * Returns {@link #COMPLETED}, {@link #BACK_PRESSURED} or a negative errno.
      */
     public int send(int rank, int tag, MemorySegment source, long offset, long length) {
+        return send(rank, slot, tag, source, offset, length);
+    }
+
+    /**
+     * {@link #send(int, int, MemorySegment, long, long)} to thread slot {@code slot} of rank
+     * {@code rank}: any slot where the world was opened with {@link SlotAddressing#ANY_SLOT}, else
+     * only this slot's own index ({@link RankEndpoint#index()}; another is refused with
+     * {@link IllegalArgumentException}, nothing sent). Messages from one slot to one slot keep their
+     * order; messages to different slots, or from different slots, have none between them.
+     */
+    public int send(int rank, int slot, int tag, MemorySegment source, long offset, long length) {
         RankEndpoint r = bound("send");
         checkTag("send", tag);
         checkRank("send", rank);
+        checkSlot("send", slot);
         if (source == null || offset < 0 || length < 0 || offset + length > source.byteSize()) {
             throw new IllegalArgumentException("send: range [" + offset + ", " + (offset + length) + ") is outside "
                     + (source == null ? "a null segment" : "the source of " + source.byteSize() + " bytes")
@@ -244,7 +268,7 @@ public final class Messages {
                     + " bytes; a longer message goes by rendezvous and needs its source in a Window "
                     + "(send(rank, tag, window, offset, length); nothing sent)");
         }
-        return eager(r, rank, tag, source, offset, length);
+        return eager(r, pairOf(rank, slot), tag, source, offset, length);
     }
 
     /**
@@ -255,32 +279,44 @@ public final class Messages {
      */
     public int send(int rank, int tag, Window source, long offset, long length) {
         checkTag("send", tag);
-        return sendAnyTag(rank, tag, source, offset, length);
+        return sendAnyTag(rank, slot, tag, source, offset, length);
+    }
+
+    /** {@link #send(int, int, Window, long, long)} to thread slot {@code slot} of the rank (see {@link #send(int, int, int, MemorySegment, long, long)}). */
+    public int send(int rank, int slot, int tag, Window source, long offset, long length) {
+        checkTag("send", tag);
+        return sendAnyTag(rank, slot, tag, source, offset, length);
     }
 
     /** {@link #send(int, int, Window, long, long)} with any tag, the reserved ones included ({@link Collectives}). */
     int sendAnyTag(int rank, int tag, Window source, long offset, long length) {
+        return sendAnyTag(rank, slot, tag, source, offset, length);
+    }
+
+    private int sendAnyTag(int rank, int to, int tag, Window source, long offset, long length) {
         SlotGuard g = guard();
         if (g == null) {
-            return sendAnyTagEntered(rank, tag, source, offset, length);
+            return sendAnyTagEntered(rank, to, tag, source, offset, length);
         }
         g.enter();
         try {
-            return sendAnyTagEntered(rank, tag, source, offset, length);
+            return sendAnyTagEntered(rank, to, tag, source, offset, length);
         } finally {
             g.exit();
         }
     }
 
-    private int sendAnyTagEntered(int rank, int tag, Window source, long offset, long length) {
+    private int sendAnyTagEntered(int rank, int to, int tag, Window source, long offset, long length) {
         RankEndpoint r = bound("send");
         checkRank("send", rank);
+        checkSlot("send", to);
         source.checkRange("send", r.rank(), offset, length);
         source.checkOpen("send");
+        int pair = pairOf(rank, to);
         if (length <= threshold) {
-            return eager(r, rank, tag, source.local(), offset, length);
+            return eager(r, pair, tag, source.local(), offset, length);
         }
-        return stageRendezvous(r, rank, MessageHub.RTS, tag, source, offset, length, 0, 0);
+        return stageRendezvous(r, pair, MessageHub.RTS, tag, source, offset, length, 0, 0);
     }
 
     /**
@@ -289,12 +325,12 @@ public final class Messages {
      * request handle that completes with the receiver's FIN, or {@link #BACK_PRESSURED}, or a
      * negative errno.
      */
-    private int stageRendezvous(RankEndpoint r, int rank, byte kind, int tag, Window source, long offset, long length,
+    private int stageRendezvous(RankEndpoint r, int pair, byte kind, int tag, Window source, long offset, long length,
                                 long word0, long word1) {
-        MemorySegment pb = peerBox[rank];
-        if (pb != null ? !mappedRoom(rank, pb) : !room(rank)) {
+        MemorySegment pb = peerBox[pair];
+        if (pb != null ? !mappedRoom(pair, pb) : !room(pair)) {
             progress();
-            if (pb != null ? !mappedRoom(rank, pb) : !room(rank)) {
+            if (pb != null ? !mappedRoom(pair, pb) : !room(pair)) {
                 return BACK_PRESSURED;
             }
         }
@@ -302,10 +338,10 @@ public final class Messages {
         if (q < 0) {
             return BACK_PRESSURED;
         }
-        long seq = nextSeq[rank];
-        long at = pb != null ? mappedAt(seq) : stagingAt(rank, seq);
+        long seq = nextSeq[pair];
+        long at = pb != null ? mappedAt(seq) : stagingAt(pair, seq);
         MemorySegment st = pb != null ? pb : hub.staging;
-        header(st, at, kind, 0, tag, seq, length, rank);
+        header(st, at, kind, 0, tag, seq, length, pair);
         st.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 40, (short) source.id);
         st.set(ValueLayout.JAVA_INT_UNALIGNED, at + 44, q);
         st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, offset);
@@ -317,29 +353,56 @@ public final class Messages {
         }
         FIN.setRelease(box, finAt + 4L * q, 0);
         if (pb != null) {
-            publish(rank, pb, seq);
-            state[q] = SEND;
-            doneSource[q] = rank;
-            doneTag[q] = tag;
-            doneLength[q] = length;
-            return q;
+            publish(pair, pb, seq);
+        } else {
+            int rc = stageOn(r, pair, Endpoint.FLUSH_ID, st.address() + at, bytes, hub.stagingLkey, false);
+            if (rc != Endpoint.OK) {
+                release(q);
+                return rc == Endpoint.BACK_PRESSURED ? BACK_PRESSURED : -rc;
+            }
+            sent(pair);
         }
-        int rc = r.to(rank).stageMessage(Endpoint.FLUSH_ID, st.address() + at, bytes,
-                hub.stagingLkey[r.keyIndex(rank)], false);
-        if (rc != Endpoint.OK) {
-            release(q);
-            return rc == Endpoint.BACK_PRESSURED ? BACK_PRESSURED : -rc;
-        }
-        sent(rank);
         state[q] = SEND;
-        doneSource[q] = rank;
+        doneSource[q] = pair / w;
+        doneSlot[q] = slotOf(pair);
         doneTag[q] = tag;
         doneLength[q] = length;
         return q;
     }
 
-    private int eager(RankEndpoint r, int rank, int tag, MemorySegment src, long off, long length) {
-        return stageEager(r, rank, MessageHub.EAGER, tag, 0, 0, src, off, length);
+    private int eager(RankEndpoint r, int pair, int tag, MemorySegment src, long off, long length) {
+        return stageEager(r, pair, MessageHub.EAGER, tag, 0, 0, src, off, length);
+    }
+
+    /**
+     * Stage a message of {@code bytes} at {@code addr} (in memory whose keys, by PD, are
+     * {@code lkeys}) to the slot of pair {@code pair}, on the endpoint that reaches its rank: on a
+     * connectionless device to the QP of the named slot when that is another QP than this slot's,
+     * else to the QP of this slot's index there (on RC, the one it is connected to; the receiving
+     * rank's hook hands the message to the slot its header names).
+     */
+    private int stageOn(RankEndpoint r, int pair, long wrId, long addr, int bytes, int[] lkeys, boolean signaled) {
+        int rank = pair / w;
+        Endpoint e = r.to(rank);
+        int lkey = lkeys[r.keyIndex(rank)];
+        int to = slotOf(pair);
+        if (to != slot && hub.connectionless) {
+            int qp = hub.qpOfSlot[to];
+            if (qp != hub.qpOfSlot[slot]) {
+                return e.stageMessageToQp(qp, wrId, addr, bytes, lkey, signaled);
+            }
+        }
+        return e.stageMessage(wrId, addr, bytes, lkey, signaled);
+    }
+
+    /** The stream index of slot {@code to} of rank {@code rank} (its own index when sends cannot name one). */
+    private int pairOf(int rank, int to) {
+        return rank * w + (w == 1 ? 0 : to);
+    }
+
+    /** The slot at the other end of stream {@code pair}. */
+    private int slotOf(int pair) {
+        return w == 1 ? slot : pair % w;
     }
 
     /**
@@ -347,7 +410,7 @@ public final class Messages {
      * in the tag field and the two header words at +40 and +48. The caller checked the arguments.
      */
     int active(int rank, int id, long header0, long header1, MemorySegment src, long off, long length) {
-        return stageEager(re, rank, MessageHub.AM, id, header0, header1, src, off, length);
+        return stageEager(re, pairOf(rank, slot), MessageHub.AM, id, header0, header1, src, off, length);
     }
 
     /**
@@ -357,57 +420,57 @@ public final class Messages {
      * endpoint that reaches the rank. Returns {@link #COMPLETED}, {@link #BACK_PRESSURED} or a
      * negative errno.
      */
-    private int stageEager(RankEndpoint r, int rank, byte kind, int tag, long word0, long word1, MemorySegment src, long off, long length) {
+    private int stageEager(RankEndpoint r, int pair, byte kind, int tag, long word0, long word1, MemorySegment src, long off, long length) {
         SlotGuard g = guard();
         if (g == null) {
-            return stageEagerEntered(r, rank, kind, tag, word0, word1, src, off, length);
+            return stageEagerEntered(r, pair, kind, tag, word0, word1, src, off, length);
         }
         g.enter();
         try {
-            return stageEagerEntered(r, rank, kind, tag, word0, word1, src, off, length);
+            return stageEagerEntered(r, pair, kind, tag, word0, word1, src, off, length);
         } finally {
             g.exit();
         }
     }
 
-    private int stageEagerEntered(RankEndpoint r, int rank, byte kind, int tag, long word0, long word1, MemorySegment src,
+    private int stageEagerEntered(RankEndpoint r, int pair, byte kind, int tag, long word0, long word1, MemorySegment src,
             long off, long length) {
-        MemorySegment pb = peerBox[rank];
+        MemorySegment pb = peerBox[pair];
         if (pb != null) {
-            if (!mappedRoom(rank, pb)) {
+            if (!mappedRoom(pair, pb)) {
                 progress();
-                if (!mappedRoom(rank, pb)) {
+                if (!mappedRoom(pair, pb)) {
                     return BACK_PRESSURED;
                 }
             }
-            long seq = nextSeq[rank];
+            long seq = nextSeq[pair];
             long at = mappedAt(seq);
-            header(pb, at, kind, 0, tag, seq, length, rank);
+            header(pb, at, kind, 0, tag, seq, length, pair);
             pb.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 40, word0);
             pb.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, word1);
             MemorySegment.copy(src, off, pb, at + MessageHub.HEADER, length);
-            publish(rank, pb, seq);
+            publish(pair, pb, seq);
             return COMPLETED;
         }
-        if (!room(rank)) {
+        if (!room(pair)) {
             progress();
-            if (!room(rank)) {
+            if (!room(pair)) {
                 return BACK_PRESSURED;
             }
         }
-        long seq = nextSeq[rank];
-        long at = stagingAt(rank, seq);
+        long seq = nextSeq[pair];
+        long at = stagingAt(pair, seq);
         MemorySegment st = hub.staging;
-        header(st, at, kind, 0, tag, seq, length, rank);
+        header(st, at, kind, 0, tag, seq, length, pair);
         st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 40, word0);
         st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, word1);
         MemorySegment.copy(src, off, st, at + MessageHub.HEADER, length);
-        int rc = r.to(rank).stageMessage(Endpoint.FLUSH_ID, st.address() + at, MessageHub.HEADER + (int) length,
-                hub.stagingLkey[r.keyIndex(rank)], false);
+        int rc = stageOn(r, pair, Endpoint.FLUSH_ID, st.address() + at, MessageHub.HEADER + (int) length, hub.stagingLkey,
+                false);
         if (rc != Endpoint.OK) {
             return rc == Endpoint.BACK_PRESSURED ? BACK_PRESSURED : -rc;
         }
-        sent(rank); // posted with the postlist, or at this slot's next progress (any call here), flush or barrier
+        sent(pair); // posted with the postlist, or at this slot's next progress (any call here), flush or barrier
         return COMPLETED;
     }
 
@@ -434,21 +497,21 @@ public final class Messages {
     private int activeEntered(int rank, int id, long header0, long header1, Window source, long off, long length) {
         RankEndpoint r = re;
         if (length <= threshold) {
-            return stageEager(r, rank, MessageHub.AM, id, header0, header1, source.local(), off, length);
+            return stageEager(r, pairOf(rank, slot), MessageHub.AM, id, header0, header1, source.local(), off, length);
         }
         if (s < MessageHub.HEADER + MessageHub.AM_RTS_BODY) {
             throw new IllegalArgumentException("send: a rendezvous active message needs receive slots of at least "
                     + (MessageHub.HEADER + MessageHub.AM_RTS_BODY) + " bytes (these have " + s
                     + "; EndpointOptions.withBuffers; nothing sent)");
         }
-        return stageRendezvous(r, rank, MessageHub.AM_RTS, id, source, off, length, header0, header1);
+        return stageRendezvous(r, pairOf(rank, slot), MessageHub.AM_RTS, id, source, off, length, header0, header1);
     }
 
     /** This slot's active messages, made on first use. */
     ActiveMessages active() {
         ActiveMessages a = active;
         if (a == null) {
-            a = new ActiveMessages(this, hub, slot, inbox, ranks, n, s);
+            a = new ActiveMessages(this, hub, slot, inbox, pairs, n, s);
             active = a;
         }
         return a;
@@ -459,20 +522,20 @@ public final class Messages {
         return re;
     }
 
-    /** Run the handler of the active message in inbox slot {@code idx} (from {@code rank}), then consume it. */
-    private void dispatch(int rank, int idx) {
+    /** Run the handler of the active message in inbox slot {@code idx} (of stream {@code pair}), then consume it. */
+    private void dispatch(int pair, int idx) {
         dispatching = true;
         try {
             if (inbox.get(ValueLayout.JAVA_BYTE, (long) idx * s + 4) == MessageHub.AM_RTS) {
-                dispatchRendezvous(rank, idx);
+                dispatchRendezvous(pair, idx);
             } else if (active == null) {
                 hub.refuse(MessageRefusal.HANDLER);
             } else {
-                active.dispatch(rank, idx);
+                active.dispatch(pair / w, idx);
             }
         } finally {
             dispatching = false;
-            consume(rank, idx);
+            consume(pair, idx);
         }
     }
 
@@ -483,7 +546,8 @@ public final class Messages {
      * run, the message is counted refused (HANDLER, OVERSIZE) and the send completes with
      * {@link MessageStatus#REMOTE_ERROR}.
      */
-    private void dispatchRendezvous(int rank, int idx) {
+    private void dispatchRendezvous(int pair, int idx) {
+        int rank = pair / w;
         long at = (long) idx * s;
         int id = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
         long len = inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 24);
@@ -498,14 +562,14 @@ public final class Messages {
                 inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 48), a.landing(), a.landingOffset(), len)) {
             status = MessageStatus.OK;
         }
-        finish(rank, sreq, status);
+        finish(pair, sreq, status);
         if (status == MessageStatus.OK) {
             a.dispatchPulled(rank, idx, len);
         }
     }
 
-    private boolean room(int rank) {
-        return nextSeq[rank] - creditFrom.get(rank) < n;
+    private boolean room(int pair) {
+        return nextSeq[pair] - creditFrom.get(pair) < n;
     }
 
     /**
@@ -513,54 +577,55 @@ public final class Messages {
      * next message: the consumed count last read, or else read again from its line (the credits of a
      * mapped pair: nothing is returned by message).
      */
-    private boolean mappedRoom(int rank, MemorySegment pb) {
-        if (nextSeq[rank] - peerHead[rank] < n) {
+    private boolean mappedRoom(int pair, MemorySegment pb) {
+        if (nextSeq[pair] - peerHead[pair] < n) {
             return true;
         }
-        peerHead[rank] = (long) WORD.getAcquire(pb, lineAt + (long) MessageHub.LINE * hub.me);
-        return nextSeq[rank] - peerHead[rank] < n;
+        peerHead[pair] = (long) WORD.getAcquire(pb, lineAt + (long) MessageHub.LINE * mePair);
+        return nextSeq[pair] - peerHead[pair] < n;
     }
 
-    /** Where this rank's message {@code seq} goes in a mapped mailbox: its ring slot in the inbox. */
+    /** Where this slot's message {@code seq} goes in a mapped mailbox: its ring slot in the inbox. */
     private long mappedAt(long seq) {
-        return ((long) hub.me * n + seq % n) * s;
+        return ((long) mePair * n + seq % n) * s;
     }
 
     /** Mark message {@code seq}, written into the mapped mailbox {@code pb}, ready there (after its bytes). */
-    private void publish(int rank, MemorySegment pb, long seq) {
-        WORD.setRelease(pb, readyAt + 8L * (hub.me * n + (int) (seq % n)), seq + 1);
-        nextSeq[rank]++;
+    private void publish(int pair, MemorySegment pb, long seq) {
+        WORD.setRelease(pb, readyAt + 8L * (mePair * n + (int) (seq % n)), seq + 1);
+        nextSeq[pair]++;
     }
 
-    private void sent(int rank) {
-        nextSeq[rank]++;
-        if (head[rank] > creditSent[rank]) {
-            creditSent[rank] = head[rank]; // the header carried it
+    private void sent(int pair) {
+        nextSeq[pair]++;
+        if (head[pair] > creditSent[pair]) {
+            creditSent[pair] = head[pair]; // the header carried it
         }
     }
 
-    private long stagingAt(int rank, long seq) {
-        return (((long) slot * ranks + rank) * n + seq % n) * s;
+    private long stagingAt(int pair, long seq) {
+        return (((long) slot * pairs + pair) * n + seq % n) * s;
     }
 
-    private void header(MemorySegment m, long at, byte kind, int status, int tag, long value, long length, int rank) {
-        m.set(ValueLayout.JAVA_INT_UNALIGNED, at, MessageHub.MAGIC);
+    private void header(MemorySegment m, long at, byte kind, int status, int tag, long value, long length, int pair) {
+        m.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, MessageHub.MAGIC);
+        m.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 2, (short) slot);
         m.set(ValueLayout.JAVA_BYTE, at + 4, kind);
         m.set(ValueLayout.JAVA_BYTE, at + 5, (byte) status);
-        m.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 6, (short) slot);
+        m.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 6, (short) slotOf(pair));
         m.set(ValueLayout.JAVA_INT_UNALIGNED, at + 8, hub.me);
         m.set(ValueLayout.JAVA_INT_UNALIGNED, at + 12, tag);
         m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 16, value);
         m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 24, length);
-        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 32, head[rank]);
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 32, head[pair]);
     }
 
     private static void post(Endpoint e) {
         e.postStagedNow(); // back-pressure keeps it staged: progress posts it
     }
 
-    /** A control message (credit, rendezvous completion) to {@code rank}; false when no entry or no room. */
-    private boolean control(int rank, byte kind, int status, long value) {
+    /** A control message (credit, rendezvous completion) on stream {@code pair}; false when no entry or no room. */
+    private boolean control(int pair, byte kind, int status, long value) {
         int c = 0;
         while (c < MessageHub.CONTROL && controlBusy[c]) {
             c++;
@@ -571,15 +636,13 @@ public final class Messages {
         RankEndpoint r = re;
         long at = ((long) slot * MessageHub.CONTROL + c) * MessageHub.CONTROL_BYTES;
         MemorySegment m = hub.control;
-        header(m, at, kind, status, 0, value, 0, rank);
-        Endpoint e = r.to(rank);
-        int rc = e.stageMessage(Endpoint.CONTROL_BASE + c, m.address() + at, MessageHub.HEADER,
-                hub.controlLkey[r.keyIndex(rank)], true);
+        header(m, at, kind, status, 0, value, 0, pair);
+        int rc = stageOn(r, pair, Endpoint.CONTROL_BASE + c, m.address() + at, MessageHub.HEADER, hub.controlLkey, true);
         if (rc != Endpoint.OK) {
             return false;
         }
         controlBusy[c] = true;
-        post(e);
+        post(r.to(pair / w));
         return true;
     }
 
@@ -623,20 +686,20 @@ public final class Messages {
         return postRecv(source, tag, tagMask, destination.local(), destination, offset, capacity);
     }
 
-    private int postRecv(int src, int t, int m, MemorySegment dst, Window w, long off, long cap) {
+    private int postRecv(int src, int t, int m, MemorySegment dst, Window win, long off, long cap) {
         SlotGuard g = guard();
         if (g == null) {
-            return postRecvEntered(src, t, m, dst, w, off, cap);
+            return postRecvEntered(src, t, m, dst, win, off, cap);
         }
         g.enter();
         try {
-            return postRecvEntered(src, t, m, dst, w, off, cap);
+            return postRecvEntered(src, t, m, dst, win, off, cap);
         } finally {
             g.exit();
         }
     }
 
-    private int postRecvEntered(int src, int t, int m, MemorySegment dst, Window w, long off, long cap) {
+    private int postRecvEntered(int src, int t, int m, MemorySegment dst, Window win, long off, long cap) {
         if (src != ANY_SOURCE) {
             checkRank("recv", src);
         }
@@ -650,16 +713,16 @@ public final class Messages {
         tag[q] = t;
         mask[q] = m;
         buffer[q] = dst;
-        window[q] = w;
+        window[q] = win;
         offset[q] = off;
         capacity[q] = cap;
-        int from = src == ANY_SOURCE ? 0 : src;
-        int to = src == ANY_SOURCE ? ranks : src + 1;
-        for (int r = from; r < to; r++) {
-            for (long seq = head[r]; seq < arrived[r]; seq++) {
-                int idx = r * n + (int) (seq % n);
-                if (!consumed[idx] && matches(q, r, inbox.get(ValueLayout.JAVA_INT_UNALIGNED, (long) idx * s + 12))) {
-                    deliver(q, r, idx);
+        int from = src == ANY_SOURCE ? 0 : src * w;
+        int to = src == ANY_SOURCE ? pairs : (src + 1) * w;
+        for (int pr = from; pr < to; pr++) {
+            for (long seq = head[pr]; seq < arrived[pr]; seq++) {
+                int idx = pr * n + (int) (seq % n);
+                if (!consumed[idx] && matches(q, pr / w, inbox.get(ValueLayout.JAVA_INT_UNALIGNED, (long) idx * s + 12))) {
+                    deliver(q, pr, idx);
                     return q;
                 }
             }
@@ -695,8 +758,9 @@ public final class Messages {
         }
     }
 
-    /** Receive the message in inbox slot {@code idx} (from {@code rank}) into request {@code q}. */
-    private void deliver(int q, int rank, int idx) {
+    /** Receive the message in inbox slot {@code idx} (of stream {@code pair}) into request {@code q}. */
+    private void deliver(int q, int pair, int idx) {
+        int rank = pair / w;
         long at = (long) idx * s;
         int kind = inbox.get(ValueLayout.JAVA_BYTE, at + 4);
         int t = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
@@ -719,13 +783,14 @@ public final class Messages {
                 error = MessageStatus.TRANSFER_FAILED;
                 remote = MessageStatus.REMOTE_ERROR;
             }
-            finish(rank, sreq, remote);
+            finish(pair, sreq, remote);
         }
-        consume(rank, idx);
+        consume(pair, idx);
         state[q] = RECV_DONE;
         buffer[q] = null;
         window[q] = null;
         doneSource[q] = rank;
+        doneSlot[q] = slotOf(pair);
         doneTag[q] = t;
         doneLength[q] = len;
         doneError[q] = error;
@@ -749,15 +814,15 @@ public final class Messages {
         }
     }
 
-    private void finish(int rank, long sreq, int status) {
-        MemorySegment pb = peerBox[rank];
+    private void finish(int pair, long sreq, int status) {
+        MemorySegment pb = peerBox[pair];
         if (pb != null) { // the sender's slot: its FIN word, as the hook would store it
             if (sreq >= 0 && sreq < MessageHub.REQUESTS) {
                 FIN.setRelease(pb, finAt + 4L * sreq, status + 1);
             }
             return;
         }
-        if (finCount == 0 && control(rank, MessageHub.FIN, status, sreq)) {
+        if (finCount == 0 && control(pair, MessageHub.FIN, status, sreq)) {
             return;
         }
         while (finCount == finRank.length) {
@@ -765,34 +830,34 @@ public final class Messages {
             Thread.onSpinWait();
         }
         int i = (finHead + finCount) % finRank.length;
-        finRank[i] = rank;
+        finRank[i] = pair;
         finReq[i] = sreq;
         finStatus[i] = status;
         finCount++;
     }
 
-    private void consume(int rank, int idx) {
+    private void consume(int pair, int idx) {
         consumed[idx] = true;
-        while (head[rank] < arrived[rank]) {
-            int i = rank * n + (int) (head[rank] % n);
+        while (head[pair] < arrived[pair]) {
+            int i = pair * n + (int) (head[pair] % n);
             if (!consumed[i]) {
                 break;
             }
             consumed[i] = false;
-            head[rank]++;
+            head[pair]++;
         }
-        WORD.setRelease(box, lineAt + (long) MessageHub.LINE * rank, head[rank]);
-        returnCredits(rank);
+        WORD.setRelease(box, lineAt + (long) MessageHub.LINE * pair, head[pair]);
+        returnCredits(pair);
     }
 
-    private void returnCredits(int rank) {
-        long h = head[rank];
-        if (box.get(ValueLayout.JAVA_LONG, lineAt + (long) MessageHub.LINE * rank + 8) != 0) {
-            creditSent[rank] = h; // that rank reads the consumed count from this mailbox
+    private void returnCredits(int pair) {
+        long h = head[pair];
+        if (box.get(ValueLayout.JAVA_LONG, lineAt + (long) MessageHub.LINE * pair + 8) != 0) {
+            creditSent[pair] = h; // that slot reads the consumed count from this mailbox
             return;
         }
-        if (h - creditSent[rank] >= Math.max(1, n / 2) && control(rank, MessageHub.CREDIT, 0, h)) {
-            creditSent[rank] = h;
+        if (h - creditSent[pair] >= Math.max(1, n / 2) && control(pair, MessageHub.CREDIT, 0, h)) {
+            creditSent[pair] = h;
         }
     }
 
@@ -821,15 +886,15 @@ public final class Messages {
             checkRank("probe", source);
         }
         progress();
-        int from = source == ANY_SOURCE ? 0 : source;
-        int to = source == ANY_SOURCE ? ranks : source + 1;
-        for (int r = from; r < to; r++) {
-            for (long seq = head[r]; seq < arrived[r]; seq++) {
-                int idx = r * n + (int) (seq % n);
+        int from = source == ANY_SOURCE ? 0 : source * w;
+        int to = source == ANY_SOURCE ? pairs : (source + 1) * w;
+        for (int pr = from; pr < to; pr++) {
+            for (long seq = head[pr]; seq < arrived[pr]; seq++) {
+                int idx = pr * n + (int) (seq % n);
                 long at = (long) idx * s;
                 int t = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
                 if (!consumed[idx] && ((t ^ tag) & tagMask) == 0 && !reserved(t)) {
-                    out.set(r, t, inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 24), MessageStatus.OK);
+                    out.set(pr / w, slotOf(pr), t, inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 24), MessageStatus.OK);
                     return true;
                 }
             }
@@ -866,6 +931,7 @@ public final class Messages {
         buffer[request] = null;
         window[request] = null;
         doneSource[request] = source[request];
+        doneSlot[request] = -1;
         doneTag[request] = tag[request];
         doneLength[request] = 0;
         doneError[request] = MessageStatus.CANCELLED;
@@ -895,7 +961,7 @@ public final class Messages {
         bound("test");
         checkRequest("test", request);
         if (request == COMPLETED) {
-            out.set(-1, 0, 0, MessageStatus.OK);
+            out.set(-1, -1, 0, 0, MessageStatus.OK);
             return true;
         }
         if (!done(request)) {
@@ -907,7 +973,7 @@ public final class Messages {
         if (state[request] == SEND) {
             doneError[request] = (int) FIN.getAcquire(box, finAt + 4L * request) - 1;
         }
-        out.set(doneSource[request], doneTag[request], doneLength[request], doneError[request]);
+        out.set(doneSource[request], doneSlot[request], doneTag[request], doneLength[request], doneError[request]);
         release(request);
         return true;
     }
@@ -987,7 +1053,7 @@ public final class Messages {
         }
         buffer[q] = null;
         window[q] = null;
-        out.set(rank, t, 0, MessageStatus.PEER_LOST);
+        out.set(rank, -1, t, 0, MessageStatus.PEER_LOST);
         release(q);
     }
 
@@ -1026,7 +1092,7 @@ public final class Messages {
             e.progressKeepingReceives();
         }
         while (finCount > 0) {
-            int h = finHead;
+            int h = finHead; // finRank holds the stream
             if (!control(finRank[h], MessageHub.FIN, finStatus[h], finReq[h])) {
                 break;
             }
@@ -1052,30 +1118,31 @@ public final class Messages {
             return 0;
         }
         int taken = 0;
-        for (int rank = 0; rank < ranks; rank++) {
+        for (int pair = 0; pair < pairs; pair++) {
             for (;;) {
-                long seq = arrived[rank];
-                int idx = rank * n + (int) (seq % n);
+                long seq = arrived[pair];
+                int idx = pair * n + (int) (seq % n);
                 if ((long) WORD.getAcquire(box, readyAt + 8L * idx) != seq + 1) {
                     break;
                 }
-                arrived[rank] = seq + 1;
+                arrived[pair] = seq + 1;
                 taken++;
                 byte kind = inbox.get(ValueLayout.JAVA_BYTE, (long) idx * s + 4);
                 if (kind == MessageHub.AM || kind == MessageHub.AM_RTS) {
-                    dispatch(rank, idx);
+                    dispatch(pair, idx);
                     continue;
                 }
                 int t = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, (long) idx * s + 12);
+                int rank = pair / w;
                 for (int q = postedHead; q >= 0; q = nextPosted[q]) {
                     if (matches(q, rank, t)) {
                         unlink(q);
-                        deliver(q, rank, idx);
+                        deliver(q, pair, idx);
                         break;
                     }
                 }
             }
-            returnCredits(rank);
+            returnCredits(pair);
         }
         return taken;
     }
@@ -1122,9 +1189,9 @@ public final class Messages {
      * {@code seq}: true when taken; false when no peer within its credits could have sent it (a
      * sequence number outside the credit window, or its ring slot still in use).
      */
-    boolean arrived(int rank, long seq, MemorySegment region, long at, int length) {
-        long h = (long) WORD.getAcquire(box, lineAt + (long) MessageHub.LINE * rank);
-        int idx = rank * n + (int) (seq % n);
+    boolean arrived(int pair, long seq, MemorySegment region, long at, int length) {
+        long h = (long) WORD.getAcquire(box, lineAt + (long) MessageHub.LINE * pair);
+        int idx = pair * n + (int) (seq % n);
         // [h, h + n): the ring slot's previous message (seq - n) was consumed; ready == seq + 1: this one came already
         if (length > s || seq < h || seq - h >= n || (long) WORD.getAcquire(box, readyAt + 8L * idx) == seq + 1) {
             return false;
@@ -1141,22 +1208,22 @@ public final class Messages {
      * {@code pb} tells that slot to stop returning credits by message. Before the slot's thread
      * uses it.
      */
-    void map(int rank, MemorySegment pb) {
-        WORD.setRelease(pb, lineAt + (long) MessageHub.LINE * hub.me + 8, 1L);
-        peerHead[rank] = (long) WORD.getAcquire(pb, lineAt + (long) MessageHub.LINE * hub.me);
-        peerBox[rank] = pb;
+    void map(int pair, MemorySegment pb) {
+        WORD.setRelease(pb, lineAt + (long) MessageHub.LINE * mePair + 8, 1L);
+        peerHead[pair] = (long) WORD.getAcquire(pb, lineAt + (long) MessageHub.LINE * mePair);
+        peerBox[pair] = pb;
     }
 
-    /** Whether this slot writes its messages to {@code rank} into that rank's mapped mailbox. */
+    /** Whether this slot writes its messages to {@code rank} into that rank's mapped mailboxes. */
     boolean mapped(int rank) {
-        return peerBox[rank] != null;
+        return peerBox[rank * w] != null;
     }
 
-    /** Rank {@code rank}'s slot has consumed {@code count} of this slot's messages. */
-    void credit(int rank, long count) {
+    /** The slot at the other end of stream {@code pair} has consumed {@code count} of this slot's messages. */
+    void credit(int pair, long count) {
         for (;;) {
-            long c = creditFrom.get(rank);
-            if (count <= c || creditFrom.compareAndSet(rank, c, count)) {
+            long c = creditFrom.get(pair);
+            if (count <= c || creditFrom.compareAndSet(pair, c, count)) {
                 return;
             }
         }
@@ -1181,9 +1248,12 @@ public final class Messages {
      */
     String describe(int rank) {
         StringBuilder b = new StringBuilder(160);
-        b.append("to rank ").append(rank).append(": sent ").append(nextSeq[rank]).append(", credited ")
-                .append(creditFrom.get(rank)).append("; from it: arrived ").append(arrived[rank]).append(", consumed ")
-                .append(head[rank]).append(", credit returned ").append(creditSent[rank]);
+        for (int pr = rank * w; pr < (rank + 1) * w; pr++) {
+            b.append(pr == rank * w ? "" : "; ").append("to rank ").append(rank).append(" slot ").append(slotOf(pr))
+                    .append(": sent ").append(nextSeq[pr]).append(", credited ").append(creditFrom.get(pr))
+                    .append("; from it: arrived ").append(arrived[pr]).append(", consumed ").append(head[pr])
+                    .append(", credit returned ").append(creditSent[pr]);
+        }
         RankEndpoint r = re;
         if (r != null) {
             Endpoint e = r.to(rank);
@@ -1237,6 +1307,15 @@ public final class Messages {
         if (rank < 0 || rank >= ranks) {
             throw new IllegalArgumentException(op + ": rank " + rank + " is not a rank of a world of " + ranks
                     + " (nothing done)");
+        }
+    }
+
+    private void checkSlot(String op, int to) {
+        if (to != slot && (to < 0 || to >= hub.threads || w == 1)) {
+            throw new IllegalArgumentException(op + ": thread slot " + to + (to < 0 || to >= hub.threads
+                    ? " is not a slot of a rank of " + hub.threads + " threads"
+                    : " is not this slot's index (" + slot + "), and this world was opened with SlotAddressing.SAME_INDEX "
+                    + "(open every rank's world with SlotAddressing.ANY_SLOT to name another slot)") + " (nothing sent)");
         }
     }
 

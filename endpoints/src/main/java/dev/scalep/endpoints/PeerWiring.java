@@ -13,18 +13,28 @@ final class PeerWiring {
     private PeerWiring() {
     }
 
-    /** Peer {@code i}'s address handles (connectionless QPs, QP {@code k} to its QP {@code k}) and buffers. */
+    /**
+     * Peer {@code i}'s address handles and buffers. On connectionless QPs destination {@code i} of
+     * QP {@code k} is the peer's QP {@code k}, and destination {@code peers + i * Q + j} its QP
+     * {@code j} (Q QPs; the same address handle, another QPN), which a message to another thread
+     * slot names ({@link Endpoint#stageMessageToQp}).
+     */
     static void wire(EndpointManager m, int i, ManagerAddress remote) {
         if (m.qpType.connectionless()) {
-            for (int k = 0; k < m.qps.size(); k++) {
+            int qs = m.qps.size();
+            for (int k = 0; k < qs; k++) {
                 QueuePair qp = m.qps.get(k);
                 AddressHandle ah = qp.pd().createAh(remote.qps().get(k));
                 m.ahs.add(ah);
                 m.paths.get(k).peer(i, ah, remote.qps().get(k).qpn(), QueuePair.QKEY);
+                for (int j = 0; j < qs; j++) {
+                    m.paths.get(k).peer(m.peers + i * qs + j, ah, remote.qps().get(j).qpn(), QueuePair.QKEY);
+                }
             }
         }
         for (int t = 0; t < m.threads(); t++) {
             m.endpoints[t].peer(i, remote.target()[t], remote.send()[t], remote.rkey()[t], remote.bufferBytes());
+            m.endpoints[t].destinationQps(m.qpType.connectionless() ? m.qps.size() : 0);
         }
     }
 

@@ -90,6 +90,8 @@ public final class WorldEndpoints implements AutoCloseable {
     private final World world;
     private final QpType qpType;
     private final int threads;
+    /** {@link MessageHub#width}: 1, or {@link #threads} with {@link SlotAddressing#ANY_SLOT}. */
+    private int width = 1;
     private final Device device;
     private final Window[] windows = new Window[MAX_WINDOWS];
     private final RankEndpoint[] leased;
@@ -217,11 +219,27 @@ public final class WorldEndpoints implements AutoCloseable {
      */
     public static WorldEndpoints open(World world, Device device, SharingConfig cfg, int threads, EndpointOptions opts,
                                       ProgressMode progress) {
+        return open(world, device, cfg, threads, opts, progress, SlotAddressing.SAME_INDEX);
+    }
+
+    /**
+     * As {@link #open(World, Device, SharingConfig, int, EndpointOptions, ProgressMode)}, with
+     * {@code addressing} saying which slot of a rank a message may reach: the slot of the sender's
+     * index ({@link SlotAddressing#SAME_INDEX}) or any slot the send names
+     * ({@link SlotAddressing#ANY_SLOT}, with a stream, credits and an inbox ring per pair of slots).
+     * Every rank opens with the same one.
+     */
+    public static WorldEndpoints open(World world, Device device, SharingConfig cfg, int threads, EndpointOptions opts,
+                                      ProgressMode progress, SlotAddressing addressing) {
         if (progress == null) {
             throw new IllegalArgumentException("open: progress mode is null (ProgressMode.CALLER or THREAD)");
         }
+        if (addressing == null) {
+            throw new IllegalArgumentException("open: slot addressing is null (SlotAddressing.SAME_INDEX or ANY_SLOT)");
+        }
         QpType type = device.capabilities().qpTypes().contains(QpType.RC) ? QpType.RC : QpType.SRD;
         WorldEndpoints w = new WorldEndpoints(world, type, threads, device);
+        w.width = addressing == SlotAddressing.ANY_SLOT ? threads : 1;
         int p = world.size();
         int me = world.rank();
         try {
@@ -252,11 +270,9 @@ public final class WorldEndpoints implements AutoCloseable {
             EndpointOptions o = opts == null ? EndpointOptions.DEFAULTS : opts;
             w.recvSlotsPerEndpoint = w.managers.get(0).endpoints[0].recvSlots();
             int senders = type.connectionless() ? p : 1;
-            int messageCredits = w.recvSlotsPerEndpoint / (4 * senders);
-            if (messageCredits < 1 || o.recvSlotBytes() <= MessageHub.HEADER) {
-                messageCredits = 0; // no tagged messages (openMessages below)
-            }
-            w.emulationCredits = AtomicEmulation.credits(w.recvSlotsPerEndpoint, senders, messageCredits);
+            int messageCredits = w.messageCredits(o);
+            // the receives a source QP may use for messages: a stream per slot it may name
+            w.emulationCredits = AtomicEmulation.credits(w.recvSlotsPerEndpoint, senders, messageCredits * w.width);
             if (!w.atomics() && o.recvSlotBytes() >= AtomicEmulation.MESSAGE_BYTES && w.emulationCredits >= 1) {
                 MemorySegment staging = w.allocate((long) threads * AtomicEmulation.SLOTS * AtomicEmulation.SLOT_BYTES);
                 int[] lkeys = new int[w.managers.size() * w.qpsPerPeer()];
@@ -282,14 +298,20 @@ public final class WorldEndpoints implements AutoCloseable {
             long size = w.collectivesAt;
             if (messageCredits > 0) {
                 w.boxesAt = (size + (long) threads * COLLECTIVE_SCRATCH + 4095) & ~4095L;
-                size = w.boxesAt + threads * MessageHub.boxBytes(p, messageCredits, o.recvSlotBytes());
+                size = w.boxesAt + threads * MessageHub.boxBytes(p * w.width, messageCredits, o.recvSlotBytes());
             }
             w.barrierWindow = w.allocateWindow(size);
             w.openMessages(type.connectionless(), o);
             if (progress == ProgressMode.THREAD) {
                 w.startProgressThread();
             }
-            world.barrier();
+            byte[][] modes = world.allgather(new byte[] {(byte) addressing.ordinal()}); // also the barrier before any send
+            for (int r = 0; r < p; r++) {
+                if (modes[r].length != 1 || modes[r][0] != addressing.ordinal()) {
+                    throw new IllegalArgumentException("open: rank " + r + " opened its world with another slot addressing"
+                            + " than this rank's " + addressing + " (every rank opens with the same one)");
+                }
+            }
         } catch (RuntimeException | Error e) {
             w.stopProgressThread();
             if (w.barrierWindow != null) {
@@ -348,20 +370,24 @@ public final class WorldEndpoints implements AutoCloseable {
      */
     private void openMessages(boolean connectionless, EndpointOptions o) {
         int p = world.size();
-        int credits = recvSlotsPerEndpoint / (4 * (connectionless ? p : 1));
-        if (credits < 1 || o.recvSlotBytes() <= MessageHub.HEADER) {
+        int credits = messageCredits(o);
+        if (credits == 0) {
             return;
         }
         int keys = managers.size() * qpsPerPeer();
-        MemorySegment staging = allocate((long) threads * p * credits * o.recvSlotBytes());
+        MemorySegment staging = allocate((long) threads * p * width * credits * o.recvSlotBytes());
         int[] stagingLkey = new int[keys];
         registerEverywhere(staging, Access.LOCAL_WRITE, scratchMrs, stagingLkey, null);
         MemorySegment control = allocate((long) threads * MessageHub.CONTROL * MessageHub.CONTROL_BYTES);
         int[] controlLkey = new int[keys];
         registerEverywhere(control, Access.LOCAL_WRITE, scratchMrs, controlLkey, null);
-        long box = MessageHub.boxBytes(p, credits, o.recvSlotBytes());
-        hub = new MessageHub(this, p, threads, world.rank(), credits, o.recvSlotBytes(), connectionless, staging,
-                stagingLkey, control, controlLkey, barrierWindow.localView.asSlice(boxesAt, threads * box));
+        long box = MessageHub.boxBytes(p * width, credits, o.recvSlotBytes());
+        int[] qpOfSlot = new int[threads];
+        for (int t = 0; t < threads; t++) {
+            qpOfSlot[t] = managers.get(0).endpoints[t].qpIndex();
+        }
+        hub = new MessageHub(this, p, threads, world.rank(), credits, width, qpOfSlot, o.recvSlotBytes(), connectionless,
+                staging, stagingLkey, control, controlLkey, barrierWindow.localView.asSlice(boxesAt, threads * box));
         for (EndpointManager m : managers) {
             for (Endpoint e : m.endpoints) {
                 e.messages(hub);
@@ -369,12 +395,28 @@ public final class WorldEndpoints implements AutoCloseable {
         }
     }
 
+    /**
+     * Credits per stream: a quarter of an endpoint's receive slots per source QP, shared by the
+     * streams one source QP may feed (one, or one per slot with {@link SlotAddressing#ANY_SLOT});
+     * 0 when that leaves none or the slots are no larger than a header (no tagged messages).
+     */
+    private int messageCredits(EndpointOptions o) {
+        int credits = recvSlotsPerEndpoint / (4 * (qpType.connectionless() ? world.size() : 1) * width);
+        return credits < 1 || o.recvSlotBytes() <= MessageHub.HEADER ? 0 : credits;
+    }
+
     /** Why tagged messages cannot run here. */
     String messagesRefusal() {
         return "tagged messages need receive slots larger than their " + MessageHub.HEADER + "-byte header (these have "
-                + recvSlotBytes + ") and at least 4 receive slots per endpoint for each rank that sends into its QP "
-                + "(" + recvSlotsPerEndpoint + " per endpoint for " + (qpType.connectionless() ? world.size() : 1)
+                + recvSlotBytes + ") and at least 4 receive slots per endpoint for each stream a source QP feeds "
+                + "(" + recvSlotsPerEndpoint + " per endpoint for " + (qpType.connectionless() ? world.size() : 1) * width
+                + (width > 1 ? ": every rank's QP, times " + width + " slots it may name (SlotAddressing.ANY_SLOT)" : "")
                 + "; EndpointOptions.withDepths / withBuffers)";
+    }
+
+    /** Thread slots of a rank one slot keeps a message stream with: 1, or the thread count with {@link SlotAddressing#ANY_SLOT}. */
+    int width() {
+        return width;
     }
 
     /** Open window {@code id}, or null. */
@@ -709,7 +751,7 @@ public final class WorldEndpoints implements AutoCloseable {
         if (messagesMapped) {
             return mappedRanks();
         }
-        long box = MessageHub.boxBytes(world.size(), hub.credits, hub.slotBytes);
+        long box = MessageHub.boxBytes(world.size() * width, hub.credits, hub.slotBytes);
         int qps = qpsPerPeer();
         for (int r = 0; r < world.size(); r++) {
             MemorySegment part = r == world.rank() ? barrierWindow.localView
@@ -719,7 +761,10 @@ public final class WorldEndpoints implements AutoCloseable {
             }
             MemorySegment view = r == world.rank() ? part : barrierWindow.view(part);
             for (int t = 0; t < threads; t++) {
-                hub.slots[t].map(r, view.asSlice(boxesAt + t * box, box));
+                for (int u = 0; u < width; u++) { // the slot of the same index, or every slot
+                    int to = width == 1 ? t : u;
+                    hub.slots[t].map(r * width + u, view.asSlice(boxesAt + to * box, box));
+                }
             }
         }
         messagesMapped = true;

@@ -399,7 +399,7 @@ final class ActiveMessageSuite {
     /**
      * Every slot crafts raw messages with its endpoint's send into the next rank's receives: a bad
      * magic word, a bad kind, a length field that disagrees with the bytes, a message shorter
-     * than a header, a thread slot and a source rank outside the world, a length beyond the
+     * than a header, a thread slot, a source slot and a source rank outside the world, a length beyond the
      * receive slot, sequence numbers outside the credit window, a handler id above 255 and, with
      * a real sequence number, an id no handler is registered under. Each is refused under its
      * reason on the receiving rank, and a good active message and a good tagged message sent
@@ -408,7 +408,7 @@ final class ActiveMessageSuite {
     void hostileMessagesAreRefusedAndTheStreamGoesOn() throws Exception {
         int[] expect = new int[MessageRefusal.REASONS];
         expect[MessageRefusal.MALFORMED] = 4;
-        expect[MessageRefusal.ADDRESS] = 2;
+        expect[MessageRefusal.ADDRESS] = 3;
         expect[MessageRefusal.OVERSIZE] = 1;
         expect[MessageRefusal.SEQUENCE] = 2;
         expect[MessageRefusal.HANDLER] = 2;
@@ -445,6 +445,8 @@ final class ActiveMessageSuite {
                 // a thread slot and a source rank outside the world
                 k = craft(e, w, base, k, lkey, MessageHub.MAGIC, MessageHub.EAGER, 999, me, 0, 0, 8, 8);
                 k = craft(e, w, base, k, lkey, MessageHub.MAGIC, MessageHub.EAGER, t, p + 77, 0, 0, 8, 8);
+                // a source slot outside the world
+                k = craft(e, w, base, k, lkey, MessageHub.MAGIC, MessageHub.EAGER, 777, t, me, 0, 0, 8, 8);
                 // a length beyond the receive slot
                 k = craft(e, w, base, k, lkey, MessageHub.MAGIC, MessageHub.EAGER, t, me, 0, 0, 1L << 40, 8);
                 // sequence numbers outside the credit window
@@ -488,9 +490,16 @@ final class ActiveMessageSuite {
     /** Write a header (and {@code payload} bytes) into crafting slot {@code k} and stage its send; returns k + 1. */
     private static int craft(Endpoint e, MemorySegment w, long base, int k, int lkey, int magic, byte kind, int slot,
                              int rank, int tag, long seq, long lengthField, int payload) {
+        return craft(e, w, base, k, lkey, magic, kind, slot == 999 ? 0 : slot, slot, rank, tag, seq, lengthField, payload);
+    }
+
+    /** {@link #craft} with the source slot {@code from} apart from the destination slot. */
+    private static int craft(Endpoint e, MemorySegment w, long base, int k, int lkey, int magic, byte kind, int from,
+                             int slot, int rank, int tag, long seq, long lengthField, int payload) {
         long at = base + (long) k * 256;
         w.asSlice(at, 256).fill((byte) 0);
-        w.set(ValueLayout.JAVA_INT_UNALIGNED, at, magic);
+        w.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, (short) magic);
+        w.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 2, (short) from);
         w.set(ValueLayout.JAVA_BYTE, at + 4, kind);
         w.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 6, (short) slot);
         w.set(ValueLayout.JAVA_INT_UNALIGNED, at + 8, rank);

@@ -5,6 +5,7 @@ import dev.scalep.policies.TdMode;
 import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.DeviceKind;
+import dev.scalep.verbs.Devices;
 import dev.scalep.verbs.QpType;
 import org.junit.jupiter.api.Test;
 
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -74,6 +76,19 @@ class EndpointPlanTest {
         assertFalse(p.chained());
         assertEquals(4, p.qpPer());
         assertArrayEquals(new int[]{64 + 4 * 8}, p.cqDepths(), "one CQ: one QP's sends and four threads' receives");
+    }
+
+    @Test
+    void aCqHoldsItsQueuesAsTheProviderRoundsThem() {
+        // three threads on one QP ask 3 x 8 receives; mlx5 gives 32, and the CQ must hold them
+        EndpointPlan p = EndpointPlan.resolve("dev-a", caps(false, 1 << 16), SharingConfig.parse("mpi-threads"), 3, OPTS);
+        assertArrayEquals(new int[]{64 + 32}, p.cqDepths(), "the shared QP's sends and its 24 receives rounded to 32");
+        assertDoesNotThrow(() -> {
+            try (EndpointManager m = EndpointManager.open(Devices.byName("sim:mlx5"), SharingConfig.parse("mpi-threads"), 3,
+                    EndpointOptions.DEFAULTS.withDepths(256, 64))) {
+                assertEquals(3, m.threads());
+            }
+        }, "sim:mlx5 rounds the QP's 192 receives to 256: a CQ of 448 would be overcommitted");
     }
 
     @Test

@@ -53,18 +53,30 @@ final class MessageSuite {
             ran.add("cancel-probe");
             s.rendezvousPullsLargeMessagesFromWindows();
             ran.add("rendezvous");
+            s.namedSlotsGetTheirMessagesInOrder(anySlot(level));
+            ran.add("slots");
         }
         return ran;
     }
 
+    /** Whether a suite level opens its world with {@link SlotAddressing#ANY_SLOT} ({@code +anyslot}). */
+    static boolean anySlot(String level) {
+        return level.contains("+anyslot");
+    }
+
     /**
-     * Open a suite's endpoints at {@code level}: with {@code +mapped} every rank then sends its
+     * Open a suite's endpoints at {@code level} (with {@code +anyslot} sends may name any slot, and
+     * the receive depth is multiplied by the threads to keep each stream's credits): with {@code +mapped} every rank then sends its
      * messages through the mapped mailboxes ({@link WorldEndpoints#mapMessages}), with
      * {@code +mapped:even} the even ranks only (so mapped and endpoint messages meet in one inbox).
      */
     static WorldEndpoints open(World world, Device device, String level, int threads, EndpointOptions opts) {
-        WorldEndpoints eps = WorldEndpoints.open(world, device, SharingConfig.parse(level.replaceFirst("\\+mapped.*$", "")),
-                threads, opts);
+        boolean any = anySlot(level);
+        // ANY_SLOT divides a QP's receives among threads times as many streams: as many more keep the credits
+        EndpointOptions o = any ? opts.withDepths(opts.sendDepth(), opts.recvDepth() * threads) : opts;
+        WorldEndpoints eps = WorldEndpoints.open(world, device,
+                SharingConfig.parse(level.replaceFirst("\\+(anyslot|mapped).*$", "")), threads, o, ProgressMode.CALLER,
+                any ? SlotAddressing.ANY_SLOT : SlotAddressing.SAME_INDEX);
         if (WindowSuite.mapped(level, world.rank())) {
             int m = eps.mapMessages();
             check(m == world.size(), "rank " + world.rank() + " mapped the mailboxes of " + m + " of " + world.size() + " ranks");
@@ -117,7 +129,7 @@ final class MessageSuite {
     static int send(Messages m, int rank, int tag, MemorySegment src, long off, long len) {
         int rc;
         for (long spins = 0; (rc = m.send(rank, tag, src, off, len)) == Messages.BACK_PRESSURED; spins++) {
-            check(spins < 50_000_000L, "send to rank " + rank + " stayed back-pressured");
+            check(spins < 50_000_000L, "send to rank " + rank + " stayed back-pressured (" + m.describe(rank) + ")");
             Thread.onSpinWait();
         }
         check(rc >= 0, "send outcome " + rc);
@@ -263,6 +275,90 @@ final class MessageSuite {
                 await(m, m.recv(prev, 6, Messages.ALL_BITS, buf, 64, 4), "after back-pressure");
             });
         }
+    }
+
+    /**
+     * Sends that name a thread slot. With {@link SlotAddressing#ANY_SLOT} every slot first posts,
+     * for every source slot of every rank, {@code K} receives by exact tag (more than a pair's
+     * credits, so credits must come back mid-stream), then sends {@code K} messages to every slot
+     * of every rank (this one included); each receive gets the message of its position in the
+     * stream, from the slot its tag names ({@link MessageStatus#sourceSlot()}). With
+     * {@link SlotAddressing#SAME_INDEX} a send to another slot is refused with nothing sent, and one
+     * to the slot's own index, named, arrives. A slot outside the rank is refused either way.
+     */
+    void namedSlotsGetTheirMessagesInOrder(boolean any) throws Exception {
+        inThreads((t, ep, m, buf) -> {
+            try {
+                m.send(0, threads, 1, buf, 0, 8);
+                check(false, "a send to slot " + threads + " of a rank of " + threads + " threads was taken");
+            } catch (IllegalArgumentException expected) {
+                check(expected.getMessage().contains("thread slot " + threads), "refusal: " + expected.getMessage());
+            }
+            if (!any) {
+                if (threads > 1) {
+                    int other = (t + 1) % threads;
+                    try {
+                        m.send(0, other, 1, buf, 0, 8);
+                        check(false, "a send to another slot was taken in a SAME_INDEX world");
+                    } catch (IllegalArgumentException expected) {
+                        check(expected.getMessage().contains("ANY_SLOT"), "refusal names the remedy: " + expected.getMessage());
+                    }
+                }
+                int next = (me + 1) % p;
+                int prev = (me + p - 1) % p;
+                buf.set(ValueLayout.JAVA_LONG, 0, word(me, t, next, 11));
+                int rc;
+                while ((rc = m.send(next, t, 0x5100, buf, 0, 8)) == Messages.BACK_PRESSURED) {
+                    m.progress();
+                }
+                check(rc == Messages.COMPLETED, "a send naming the slot's own index: " + rc);
+                MessageStatus st = await(m, m.recv(prev, 0x5100, Messages.ALL_BITS, buf, 64, 8), "named own index");
+                check(st.error() == 0 && st.sourceSlot() == t && buf.get(ValueLayout.JAVA_LONG, 64) == word(prev, t, me, 11),
+                        "named own index: " + st);
+                return;
+            }
+            int k = 3 * m.credits() + 1;
+            int[][][] req = new int[p][threads][k];
+            for (int r = 0; r < p; r++) {
+                for (int from = 0; from < threads; from++) {
+                    for (int i = 0; i < k; i++) {
+                        long at = 4096 + 8L * ((r * threads + from) * k + i);
+                        int q;
+                        while ((q = m.recv(r, 0x5000 | from, Messages.ALL_BITS, buf, at, 8)) == Messages.BACK_PRESSURED) {
+                            m.progress();
+                        }
+                        req[r][from][i] = q;
+                    }
+                }
+            }
+            for (int i = 0; i < k; i++) { // round-robin over the destinations: every stream is in flight at once
+                for (int r = 0; r < p; r++) {
+                    for (int to = 0; to < threads; to++) {
+                        buf.set(ValueLayout.JAVA_LONG, 0, word(me, t, r, (to << 16) | i));
+                        int rc;
+                        for (long spins = 0; (rc = m.send(r, to, 0x5000 | t, buf, 0, 8)) == Messages.BACK_PRESSURED; spins++) {
+                            check(spins < 50_000_000L, "send to rank " + r + " slot " + to + " from slot " + t
+                                    + " stayed back-pressured: " + m.describe(r));
+                            m.progress();
+                        }
+                        check(rc == Messages.COMPLETED, "send to rank " + r + " slot " + to + ": " + rc);
+                    }
+                }
+            }
+            MessageStatus st = new MessageStatus();
+            for (int r = 0; r < p; r++) {
+                for (int from = 0; from < threads; from++) {
+                    for (int i = 0; i < k; i++) {
+                        check(m.waitFor(req[r][from][i], st), "message " + i + " of rank " + r + " slot " + from + " to slot " + t
+                                + ": not complete in 60 s");
+                        long got = buf.get(ValueLayout.JAVA_LONG, 4096 + 8L * ((r * threads + from) * k + i));
+                        check(st.error() == 0 && st.source() == r && st.sourceSlot() == from && st.length() == 8
+                                && got == word(r, from, me, (t << 16) | i), "message " + i + " of rank " + r + " slot " + from
+                                + " to slot " + t + ": " + st + ", word 0x" + Long.toHexString(got));
+                    }
+                }
+            }
+        });
     }
 
     /** A message longer than the buffer fails that receive only (TRUNCATED, prefix delivered); the next one is whole. */

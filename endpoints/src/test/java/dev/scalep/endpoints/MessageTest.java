@@ -17,11 +17,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * The tagged-message suite ({@link MessageSuite}) in one JVM: ranks are threads of a
  * {@link LocalWorld}, on both simulated devices (sim:efa delivers out of order), at a level with
  * everything per thread, per-thread QPs in shared contexts, and one shared QP; worlds of one,
- * two and three ranks.
+ * two and three ranks; and worlds whose sends may name any thread slot ({@code +anyslot}).
  */
 class MessageTest {
     static final List<String> SCENARIOS = List.of("paths", "matching", "ordering", "back-pressure", "truncation", "cancel-probe",
-            "rendezvous");
+            "rendezvous", "slots");
 
     static Stream<Arguments> matrix() {
         List<Arguments> out = new ArrayList<>();
@@ -34,6 +34,11 @@ class MessageTest {
             // through the mapped mailboxes: every rank, and the even ranks only (mixed paths into one inbox)
             out.add(Arguments.of(dev, "static+mapped", 2, 2));
             out.add(Arguments.of(dev, "mpi-threads+mapped:even", 3, 2));
+            // sends that name any slot of the target rank: per-thread QPs, one shared QP, mapped mailboxes
+            out.add(Arguments.of(dev, "mpi-everywhere+anyslot", 2, 2));
+            out.add(Arguments.of(dev, "mpi-everywhere+anyslot", 3, 2));
+            out.add(Arguments.of(dev, "mpi-threads+anyslot", 2, 3));
+            out.add(Arguments.of(dev, "static+anyslot+mapped", 2, 2));
         }
         return out.stream();
     }
