@@ -363,7 +363,7 @@ public final class Messages {
             sent(pair);
         }
         state[q] = SEND;
-        doneSource[q] = pair / w;
+        doneSource[q] = rankOf(pair);
         doneSlot[q] = slotOf(pair);
         doneTag[q] = tag;
         doneLength[q] = length;
@@ -382,7 +382,7 @@ public final class Messages {
      * rank's hook hands the message to the slot its header names).
      */
     private int stageOn(RankEndpoint r, int pair, long wrId, long addr, int bytes, int[] lkeys, boolean signaled) {
-        int rank = pair / w;
+        int rank = rankOf(pair);
         Endpoint e = r.to(rank);
         int lkey = lkeys[r.keyIndex(rank)];
         int to = slotOf(pair);
@@ -398,6 +398,11 @@ public final class Messages {
     /** The stream index of slot {@code to} of rank {@code rank} (its own index when sends cannot name one). */
     private int pairOf(int rank, int to) {
         return rank * w + (w == 1 ? 0 : to);
+    }
+
+    /** The rank at the other end of stream {@code pair} (no division where streams are per rank). */
+    private int rankOf(int pair) {
+        return w == 1 ? pair : pair / w;
     }
 
     /** The slot at the other end of stream {@code pair}. */
@@ -531,7 +536,7 @@ public final class Messages {
             } else if (active == null) {
                 hub.refuse(MessageRefusal.HANDLER);
             } else {
-                active.dispatch(pair / w, idx);
+                active.dispatch(rankOf(pair), idx);
             }
         } finally {
             dispatching = false;
@@ -547,7 +552,7 @@ public final class Messages {
      * {@link MessageStatus#REMOTE_ERROR}.
      */
     private void dispatchRendezvous(int pair, int idx) {
-        int rank = pair / w;
+        int rank = rankOf(pair);
         long at = (long) idx * s;
         int id = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
         long len = inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 24);
@@ -642,7 +647,7 @@ public final class Messages {
             return false;
         }
         controlBusy[c] = true;
-        post(r.to(pair / w));
+        post(r.to(rankOf(pair)));
         return true;
     }
 
@@ -721,7 +726,7 @@ public final class Messages {
         for (int pr = from; pr < to; pr++) {
             for (long seq = head[pr]; seq < arrived[pr]; seq++) {
                 int idx = pr * n + (int) (seq % n);
-                if (!consumed[idx] && matches(q, pr / w, inbox.get(ValueLayout.JAVA_INT_UNALIGNED, (long) idx * s + 12))) {
+                if (!consumed[idx] && matches(q, rankOf(pr), inbox.get(ValueLayout.JAVA_INT_UNALIGNED, (long) idx * s + 12))) {
                     deliver(q, pr, idx);
                     return q;
                 }
@@ -760,7 +765,7 @@ public final class Messages {
 
     /** Receive the message in inbox slot {@code idx} (of stream {@code pair}) into request {@code q}. */
     private void deliver(int q, int pair, int idx) {
-        int rank = pair / w;
+        int rank = rankOf(pair);
         long at = (long) idx * s;
         int kind = inbox.get(ValueLayout.JAVA_BYTE, at + 4);
         int t = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
@@ -894,7 +899,7 @@ public final class Messages {
                 long at = (long) idx * s;
                 int t = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
                 if (!consumed[idx] && ((t ^ tag) & tagMask) == 0 && !reserved(t)) {
-                    out.set(pr / w, slotOf(pr), t, inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 24), MessageStatus.OK);
+                    out.set(rankOf(pr), slotOf(pr), t, inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 24), MessageStatus.OK);
                     return true;
                 }
             }
@@ -1133,7 +1138,7 @@ public final class Messages {
                     continue;
                 }
                 int t = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, (long) idx * s + 12);
-                int rank = pair / w;
+                int rank = rankOf(pair);
                 for (int q = postedHead; q >= 0; q = nextPosted[q]) {
                     if (matches(q, rank, t)) {
                         unlink(q);
