@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The behavioural suite of tagged messages ({@link Messages}), run by one rank of a world with
@@ -355,6 +356,48 @@ final class MessageSuite {
                         check(st.error() == 0 && st.source() == r && st.sourceSlot() == from && st.length() == 8
                                 && got == word(r, from, me, (t << 16) | i), "message " + i + " of rank " + r + " slot " + from
                                 + " to slot " + t + ": " + st + ", word 0x" + Long.toHexString(got));
+                    }
+                }
+            }
+        });
+        if (any && p >= 2 && threads >= 2) {
+            aNamedSlotsQpTakesItsMessagesOnConnectionlessDevices();
+        }
+    }
+
+    /**
+     * On a connectionless device a message to another slot goes to that slot's QP, so it arrives
+     * while the target rank's slot of the sender's index makes no call at all: rank 1's slot 0
+     * spins on a flag, without progressing, until its slot 1 has received rank 0 slot 0's message
+     * (on RC the message would wait for slot 0, and the scenario does not run there). Runs where
+     * slots 0 and 1 have QPs of their own.
+     */
+    private void aNamedSlotsQpTakesItsMessagesOnConnectionlessDevices() throws Exception {
+        AtomicBoolean received = new AtomicBoolean();
+        inThreads((t, ep, m, buf) -> {
+            EndpointManager mgr = ep.to(0).manager();
+            if (!mgr.qpType.connectionless() || mgr.endpoints[0].qpIndex() == mgr.endpoints[1].qpIndex() || t > 1) {
+                return;
+            }
+            if (me == 0 && t == 0) {
+                buf.set(ValueLayout.JAVA_LONG, 0, word(0, 0, 1, 0x52));
+                int rc;
+                while ((rc = m.send(1, 1, 0x5200, buf, 0, 8)) == Messages.BACK_PRESSURED) {
+                    m.progress();
+                }
+                check(rc == Messages.COMPLETED, "send to rank 1 slot 1: " + rc);
+                m.progress(); // post it
+            } else if (me == 1 && t == 1) {
+                MessageStatus st = await(m, m.recv(0, 0x5200, Messages.ALL_BITS, buf, 64, 8), "the message to slot 1");
+                check(st.sourceSlot() == 0 && buf.get(ValueLayout.JAVA_LONG, 64) == word(0, 0, 1, 0x52), "to slot 1: " + st);
+                received.set(true);
+            } else if (me == 1) {
+                for (long spins = 0; !received.get(); spins++) { // no call on this slot meanwhile
+                    check(spins < 200_000_000L, "rank 1 slot 1 did not get its message while slot 0 made no call");
+                    if ((spins & 1023) == 0) {
+                        Thread.yield(); // under mpirun the rank may have one core for both threads
+                    } else {
+                        Thread.onSpinWait();
                     }
                 }
             }
