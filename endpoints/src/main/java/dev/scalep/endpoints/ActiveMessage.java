@@ -12,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 public final class ActiveMessage {
     private final ActiveMessages owner;
     private int source;
+    private int sourceSlot;
     private int id;
     private long header0;
     private long header1;
@@ -23,8 +24,9 @@ public final class ActiveMessage {
         this.owner = owner;
     }
 
-    void set(int source, int id, long header0, long header1, MemorySegment data, long offset, long length) {
+    void set(int source, int sourceSlot, int id, long header0, long header1, MemorySegment data, long offset, long length) {
         this.source = source;
+        this.sourceSlot = sourceSlot;
         this.id = id;
         this.header0 = header0;
         this.header1 = header1;
@@ -33,9 +35,17 @@ public final class ActiveMessage {
         this.length = length;
     }
 
-    /** The rank that sent it (from the same thread slot index). */
+    /** The rank that sent it. */
     public int source() {
         return source;
+    }
+
+    /**
+     * The thread slot of {@link #source()} that sent it: this slot's own index unless the world was
+     * opened with {@link SlotAddressing#ANY_SLOT} and the sender named this slot.
+     */
+    public int sourceSlot() {
+        return sourceSlot;
     }
 
     /** The handler id it was sent to. */
@@ -74,23 +84,24 @@ public final class ActiveMessage {
     }
 
     /**
-     * Send an active message back to {@link #source()} (its slot of the same index): as
+     * Send an active message back to the slot that sent this one ({@link #source()},
+     * {@link #sourceSlot()}): as
      * {@link ActiveMessages#send(int, int, long, long, MemorySegment, long, long)}, so it returns
      * {@link ActiveMessages#COMPLETED}, {@link ActiveMessages#BACK_PRESSURED} (no credit towards the
      * source now; the handler must keep what it needs and reply later) or a negative errno.
      */
     public int reply(int handler, long h0, long h1, MemorySegment payload, long at, long bytes) {
-        return owner.send(source, handler, h0, h1, payload, at, bytes);
+        return owner.send(source, sourceSlot, handler, h0, h1, payload, at, bytes);
     }
 
     /** A reply without payload. */
     public int reply(int handler, long h0, long h1) {
-        return owner.send(source, handler, h0, h1);
+        return owner.send(source, sourceSlot, handler, h0, h1, MemorySegment.NULL, 0, 0);
     }
 
     @Override
     public String toString() {
-        return "ActiveMessage[source=" + source + ", id=" + id + ", header=" + header0 + "/" + header1 + ", length="
+        return "ActiveMessage[source=" + source + ", slot=" + sourceSlot + ", id=" + id + ", header=" + header0 + "/" + header1 + ", length="
                 + length + "]";
     }
 }

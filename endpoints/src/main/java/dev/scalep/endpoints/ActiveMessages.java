@@ -146,6 +146,17 @@ public final class ActiveMessages {
      * {@link #COMPLETED}, {@link #BACK_PRESSURED} or a negative errno the device refused with.
      */
     public int send(int rank, int id, long header0, long header1, MemorySegment payload, long offset, long length) {
+        return send(rank, slot, id, header0, header1, payload, offset, length);
+    }
+
+    /**
+     * {@link #send(int, int, long, long, MemorySegment, long, long)} to thread slot {@code toSlot}
+     * of rank {@code rank}: any slot where the world was opened with {@link SlotAddressing#ANY_SLOT},
+     * else only this slot's own index (another is refused, nothing sent). The handler registered
+     * under {@code id} on that slot runs.
+     */
+    public int send(int rank, int toSlot, int id, long header0, long header1, MemorySegment payload, long offset,
+                    long length) {
         bound("send");
         check(rank, id);
         if (payload == null || offset < 0 || length < 0 || offset + length > payload.byteSize()) {
@@ -159,7 +170,7 @@ public final class ActiveMessages {
                     + "-byte header; EndpointOptions.withBuffers sets the slot; a payload in a Window goes by rendezvous; "
                     + "nothing sent)");
         }
-        return messages.active(rank, id, header0, header1, payload, offset, length);
+        return messages.active(rank, toSlot, id, header0, header1, payload, offset, length);
     }
 
     /**
@@ -226,10 +237,10 @@ public final class ActiveMessages {
     }
 
     /** Run the handler of the rendezvous message in inbox slot {@code idx}, whose {@code length} bytes were pulled. */
-    void dispatchPulled(int rank, int idx, long length) {
+    void dispatchPulled(int rank, int from, int idx, long length) {
         long at = (long) idx * s;
         int id = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
-        current.set(rank, id, inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + MessageHub.HEADER),
+        current.set(rank, from, id, inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + MessageHub.HEADER),
                 inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + MessageHub.HEADER + 8), landingView, 0, length);
         handlers[id].onMessage(current);
     }
@@ -238,7 +249,7 @@ public final class ActiveMessages {
     public int send(int rank, int id, long header0, long header1) {
         bound("send");
         check(rank, id);
-        return messages.active(rank, id, header0, header1, MemorySegment.NULL, 0, 0);
+        return messages.active(rank, slot, id, header0, header1, MemorySegment.NULL, 0, 0);
     }
 
     /** Progress the slot: post, poll, and run the handlers of the messages that arrived ({@link Messages#progress()}). */
@@ -256,8 +267,8 @@ public final class ActiveMessages {
         return messages;
     }
 
-    /** Run the handler of the message in inbox ring slot {@code idx} from {@code rank} (called by {@link Messages}). */
-    void dispatch(int rank, int idx) {
+    /** Run the handler of the message in inbox ring slot {@code idx} from slot {@code from} of {@code rank} (called by {@link Messages}). */
+    void dispatch(int rank, int from, int idx) {
         long at = (long) idx * s;
         int id = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
         ActiveMessageHandler h = id >= 0 && id < HANDLERS ? handlers[id] : null;
@@ -265,7 +276,7 @@ public final class ActiveMessages {
             hub.refuse(MessageRefusal.HANDLER);
             return;
         }
-        current.set(rank, id, inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 40),
+        current.set(rank, from, id, inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 40),
                 inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 48), views[idx], MessageHub.HEADER,
                 inbox.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 24));
         h.onMessage(current);

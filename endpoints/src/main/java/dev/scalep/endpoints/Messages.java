@@ -247,17 +247,17 @@ public final class Messages {
     }
 
     /**
-     * {@link #send(int, int, MemorySegment, long, long)} to thread slot {@code slot} of rank
+     * {@link #send(int, int, MemorySegment, long, long)} to thread slot {@code toSlot} of rank
      * {@code rank}: any slot where the world was opened with {@link SlotAddressing#ANY_SLOT}, else
      * only this slot's own index ({@link RankEndpoint#index()}; another is refused with
      * {@link IllegalArgumentException}, nothing sent). Messages from one slot to one slot keep their
      * order; messages to different slots, or from different slots, have none between them.
      */
-    public int send(int rank, int slot, int tag, MemorySegment source, long offset, long length) {
+    public int send(int rank, int toSlot, int tag, MemorySegment source, long offset, long length) {
         RankEndpoint r = bound("send");
         checkTag("send", tag);
         checkRank("send", rank);
-        checkSlot("send", slot);
+        checkSlot("send", toSlot);
         if (source == null || offset < 0 || length < 0 || offset + length > source.byteSize()) {
             throw new IllegalArgumentException("send: range [" + offset + ", " + (offset + length) + ") is outside "
                     + (source == null ? "a null segment" : "the source of " + source.byteSize() + " bytes")
@@ -268,7 +268,7 @@ public final class Messages {
                     + " bytes; a longer message goes by rendezvous and needs its source in a Window "
                     + "(send(rank, tag, window, offset, length); nothing sent)");
         }
-        return eager(r, pairOf(rank, slot), tag, source, offset, length);
+        return eager(r, pairOf(rank, toSlot), tag, source, offset, length);
     }
 
     /**
@@ -282,10 +282,10 @@ public final class Messages {
         return sendAnyTag(rank, slot, tag, source, offset, length);
     }
 
-    /** {@link #send(int, int, Window, long, long)} to thread slot {@code slot} of the rank (see {@link #send(int, int, int, MemorySegment, long, long)}). */
-    public int send(int rank, int slot, int tag, Window source, long offset, long length) {
+    /** {@link #send(int, int, Window, long, long)} to thread slot {@code toSlot} of the rank (see {@link #send(int, int, int, MemorySegment, long, long)}). */
+    public int send(int rank, int toSlot, int tag, Window source, long offset, long length) {
         checkTag("send", tag);
-        return sendAnyTag(rank, slot, tag, source, offset, length);
+        return sendAnyTag(rank, toSlot, tag, source, offset, length);
     }
 
     /** {@link #send(int, int, Window, long, long)} with any tag, the reserved ones included ({@link Collectives}). */
@@ -414,8 +414,9 @@ public final class Messages {
      * An active message ({@link ActiveMessages}): eager like {@link #send}, kind AM, the handler id
      * in the tag field and the two header words at +40 and +48. The caller checked the arguments.
      */
-    int active(int rank, int id, long header0, long header1, MemorySegment src, long off, long length) {
-        return stageEager(re, pairOf(rank, slot), MessageHub.AM, id, header0, header1, src, off, length);
+    int active(int rank, int toSlot, int id, long header0, long header1, MemorySegment src, long off, long length) {
+        checkSlot("send", toSlot);
+        return stageEager(re, pairOf(rank, toSlot), MessageHub.AM, id, header0, header1, src, off, length);
     }
 
     /**
@@ -536,7 +537,7 @@ public final class Messages {
             } else if (active == null) {
                 hub.refuse(MessageRefusal.HANDLER);
             } else {
-                active.dispatch(rankOf(pair), idx);
+                active.dispatch(rankOf(pair), slotOf(pair), idx);
             }
         } finally {
             dispatching = false;
@@ -569,7 +570,7 @@ public final class Messages {
         }
         finish(pair, sreq, status);
         if (status == MessageStatus.OK) {
-            a.dispatchPulled(rank, idx, len);
+            a.dispatchPulled(rank, slotOf(pair), idx, len);
         }
     }
 

@@ -242,6 +242,14 @@ public final class WorldEndpoints implements AutoCloseable {
         w.width = addressing == SlotAddressing.ANY_SLOT ? threads : 1;
         int p = world.size();
         int me = world.rank();
+        // before anything is built: the mailboxes' layout, and so window 0's size, depends on it
+        byte[][] modes = world.allgather(new byte[] {(byte) addressing.ordinal()});
+        for (int r = 0; r < p; r++) {
+            if (modes[r].length != 1 || modes[r][0] != addressing.ordinal()) {
+                throw new IllegalArgumentException("open: rank " + r + " opened its world with another slot addressing than"
+                        + " this rank's " + addressing + " (every rank opens with the same one; nothing was built)");
+            }
+        }
         try {
             if (type.connectionless()) {
                 EndpointManager m = EndpointManager.open(device, cfg, threads, opts, p);
@@ -305,13 +313,7 @@ public final class WorldEndpoints implements AutoCloseable {
             if (progress == ProgressMode.THREAD) {
                 w.startProgressThread();
             }
-            byte[][] modes = world.allgather(new byte[] {(byte) addressing.ordinal()}); // also the barrier before any send
-            for (int r = 0; r < p; r++) {
-                if (modes[r].length != 1 || modes[r][0] != addressing.ordinal()) {
-                    throw new IllegalArgumentException("open: rank " + r + " opened its world with another slot addressing"
-                            + " than this rank's " + addressing + " (every rank opens with the same one)");
-                }
-            }
+            world.barrier();
         } catch (RuntimeException | Error e) {
             w.stopProgressThread();
             if (w.barrierWindow != null) {
@@ -412,11 +414,6 @@ public final class WorldEndpoints implements AutoCloseable {
                 + "(" + recvSlotsPerEndpoint + " per endpoint for " + (qpType.connectionless() ? world.size() : 1) * width
                 + (width > 1 ? ": every rank's QP, times " + width + " slots it may name (SlotAddressing.ANY_SLOT)" : "")
                 + "; EndpointOptions.withDepths / withBuffers)";
-    }
-
-    /** Thread slots of a rank one slot keeps a message stream with: 1, or the thread count with {@link SlotAddressing#ANY_SLOT}. */
-    int width() {
-        return width;
     }
 
     /** Open window {@code id}, or null. */

@@ -11,7 +11,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class ActiveMessageMpirunTest {
     @ParameterizedTest(name = "mpirun -np {0} {1} {2} threads={3}")
     @CsvSource({"2, sim:mlx5, static, 2", "2, sim:efa, static+mapped, 2", "3, sim:mlx5, mpi-threads+mapped:even, 1", "2, sim:efa, mpi-threads, 2", "2, sim:efa, mpi-everywhere, 1",
-            "3, sim:mlx5, mpi-everywhere, 1"})
+            "3, sim:mlx5, mpi-everywhere, 1", "2, sim:efa, mpi-everywhere+anyslot, 2", "2, sim:mlx5, static+anyslot+mapped, 2"})
     void theActiveMessageSuitePassesOnEveryRankProcess(int ranks, String device, String level, int threads) throws Exception {
         SuiteMain.assertEveryRankPassed(ActiveMessageMain.class, "activemessagemain", ranks, device, level, threads,
                 ActiveMessageTest.SCENARIOS);

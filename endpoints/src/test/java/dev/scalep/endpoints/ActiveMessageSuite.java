@@ -47,6 +47,8 @@ final class ActiveMessageSuite {
             ran.add("hostile");
             s.largePayloadsGoByRendezvous();
             ran.add("rendezvous");
+            s.handlersRunOnTheNamedSlotAndReplyToTheSender(MessageSuite.anySlot(level));
+            ran.add("slots");
         }
         return ran;
     }
@@ -457,7 +459,7 @@ final class ActiveMessageSuite {
                 check(ep.flush(next), "flush the crafted messages");
                 // an id nobody registered, through the real send path (it takes a sequence number)
                 int rc;
-                while ((rc = m.active(next, 200, 0, 0, buf, 0, 8)) == Messages.BACK_PRESSURED) {
+                while ((rc = m.active(next, t, 200, 0, 0, buf, 0, 8)) == Messages.BACK_PRESSURED) {
                     m.progress();
                 }
                 check(rc == Messages.COMPLETED, "the unregistered id's send: " + rc);
@@ -485,6 +487,72 @@ final class ActiveMessageSuite {
                 }
             });
         }
+    }
+
+    /**
+     * With {@link SlotAddressing#ANY_SLOT} every slot sends one active message to every slot of
+     * every rank, naming it; the handler runs on the slot named (it checks the slot the sender
+     * meant, and the sender's rank and slot in {@link ActiveMessage#sourceSlot()}) and replies,
+     * which reaches the sending slot. With {@link SlotAddressing#SAME_INDEX} a send to another slot
+     * is refused with nothing sent.
+     */
+    void handlersRunOnTheNamedSlotAndReplyToTheSender(boolean any) throws Exception {
+        inThreads((t, ep, am, buf) -> {
+            if (!any) {
+                if (threads > 1) {
+                    try {
+                        am.send(0, (t + 1) % threads, 0, 0, 0, buf, 0, 0);
+                        check(false, "an active message to another slot was taken in a SAME_INDEX world");
+                    } catch (IllegalArgumentException expected) {
+                        check(expected.getMessage().contains("ANY_SLOT"), "refusal: " + expected.getMessage());
+                    }
+                }
+                return;
+            }
+            int request = 50; // ids of this scenario's own (handlers stay registered for the world's life)
+            int answer = 51;
+            long[] arrived = {0};
+            long[] answered = {0};
+            long[] owed = new long[p * threads];
+            int[] owedCount = {0};
+            am.register(request, msg -> {
+                check(msg.header1() == t && msg.header0() == ((long) msg.source() << 16 | msg.sourceSlot()),
+                        "slot " + t + " ran a request meant for slot " + msg.header1() + ": " + msg);
+                arrived[0]++;
+                long back = (long) me << 16 | t;
+                if (owedCount[0] > 0 || msg.reply(answer, back, msg.sourceSlot()) != ActiveMessages.COMPLETED) {
+                    owed[owedCount[0]++] = (long) msg.source() << 16 | msg.sourceSlot(); // back-pressured: reply later
+                }
+            });
+            am.register(answer, msg -> {
+                check(msg.header1() == t && msg.header0() == ((long) msg.source() << 16 | msg.sourceSlot()),
+                        "slot " + t + " got an answer meant for slot " + msg.header1() + ": " + msg);
+                answered[0]++;
+            });
+            check(ep.barrier(), "barrier: every slot registered before anything is sent");
+            for (int r = 0; r < p; r++) {
+                for (int u = 0; u < threads; u++) {
+                    int rc;
+                    for (long spins = 0; (rc = am.send(r, u, request, (long) me << 16 | t, u, buf, 0, 0))
+                            == ActiveMessages.BACK_PRESSURED; spins++) {
+                        check(spins < 50_000_000L, "active message to rank " + r + " slot " + u + " stayed back-pressured");
+                        am.progress();
+                    }
+                    check(rc == ActiveMessages.COMPLETED, "send to rank " + r + " slot " + u + ": " + rc);
+                }
+            }
+            progressUntil(am, () -> {
+                while (owedCount[0] > 0) {
+                    long to = owed[owedCount[0] - 1];
+                    if (am.send((int) (to >>> 16), (int) (to & 0xFFFF), answer, (long) me << 16 | t, to & 0xFFFF, buf, 0, 0)
+                            != ActiveMessages.COMPLETED) {
+                        break;
+                    }
+                    owedCount[0]--;
+                }
+                return arrived[0] == (long) p * threads && answered[0] == (long) p * threads && owedCount[0] == 0;
+            }, "slot " + t + ": " + arrived[0] + " requests and " + answered[0] + " answers of " + p * threads);
+        });
     }
 
     /** Write a header (and {@code payload} bytes) into crafting slot {@code k} and stage its send; returns k + 1. */

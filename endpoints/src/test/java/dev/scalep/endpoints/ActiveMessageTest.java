@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * two and three ranks (the tagged-message suite's matrix).
  */
 class ActiveMessageTest {
-    static final List<String> SCENARIOS = List.of("dispatch", "reply", "back-pressure", "hostile", "rendezvous");
+    static final List<String> SCENARIOS = List.of("dispatch", "reply", "back-pressure", "hostile", "rendezvous", "slots");
 
     @ParameterizedTest(name = "{0} {1} ranks={2} threads={3}")
     @MethodSource("dev.scalep.endpoints.MessageTest#matrix")

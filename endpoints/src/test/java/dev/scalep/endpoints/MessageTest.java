@@ -1,7 +1,9 @@
 package dev.scalep.endpoints;
 
+import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.LocalWorld;
 import dev.scalep.verbs.Devices;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -12,6 +14,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The tagged-message suite ({@link MessageSuite}) in one JVM: ranks are threads of a
@@ -41,6 +44,24 @@ class MessageTest {
             out.add(Arguments.of(dev, "static+anyslot+mapped", 2, 2));
         }
         return out.stream();
+    }
+
+    /** Ranks that open their worlds with different slot addressing are refused on every rank, before anything is built. */
+    @Test
+    @Timeout(60)
+    void ranksWithDifferentSlotAddressingAreRefused() throws Exception {
+        List<Object> results = LocalRanks.run(2, 30_000, w -> {
+            try (WorldEndpoints eps = WorldEndpoints.open(w, Devices.byName("sim:mlx5"), SharingConfig.parse("static"), 2,
+                    MessageSuite.OPTS, ProgressMode.CALLER, w.rank() == 0 ? SlotAddressing.SAME_INDEX : SlotAddressing.ANY_SLOT)) {
+                return "opened";
+            } catch (IllegalArgumentException e) {
+                return e.getMessage();
+            }
+        });
+        for (int r = 0; r < 2; r++) {
+            String why = (String) results.get(r);
+            assertTrue(why.contains("rank " + (1 - r) + " opened its world with another slot addressing"), "rank " + r + ": " + why);
+        }
     }
 
     @ParameterizedTest(name = "{0} {1} ranks={2} threads={3}")
