@@ -13,6 +13,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -57,13 +58,65 @@ class MessageAllocationTest {
         }
     }
 
+    /**
+     * The same with sends that name another thread slot ({@link SlotAddressing#ANY_SLOT}, 2
+     * threads a rank): rank 0's slot 0 and rank 1's slot 1 make the round trips, naming each
+     * other's slot; the two other slots progress until they are done (on RC a message travels on
+     * the sender's index, so they hand the messages over; on EFA it goes to the named slot's QP).
+     * Each of the two talking threads allocates under 4 KiB in at least one of three windows.
+     */
+    @ParameterizedTest(name = "{0} {1} named slots")
+    @CsvSource({"sim:mlx5, static", "sim:efa, mpi-everywhere"})
+    @Timeout(180)
+    void eagerMessagesToANamedSlotDoNotAllocate(String devName, String level) throws Exception {
+        Device d = Devices.byName(devName);
+        List<Object> result = LocalRanks.run(2, 120_000, w -> {
+            AtomicBoolean done = new AtomicBoolean();
+            long[] least = {Long.MAX_VALUE};
+            try (WorldEndpoints eps = WorldEndpoints.open(w, d, SharingConfig.parse(level), 2,
+                    MessageSuite.OPTS.withDepths(256, 128), ProgressMode.CALLER, SlotAddressing.ANY_SLOT)) {
+                SlotThreads.run(eps, 2, w.rank(), 64, (ep, buf) -> {
+                    Messages m = ep.messages();
+                    if (ep.index() != w.rank()) {
+                        while (!done.get()) {
+                            m.progress();
+                            Thread.yield(); // four threads on the machine's cores
+                        }
+                        return;
+                    }
+                    MessageStatus st = new MessageStatus();
+                    var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+                    long tid = Thread.currentThread().threadId();
+                    int peerSlot = 1 - w.rank();
+                    run(m, w.rank(), peerSlot, buf, st, 30_000);
+                    for (int k = 0; k < 3; k++) {
+                        long before = mx.getThreadAllocatedBytes(tid);
+                        run(m, w.rank(), peerSlot, buf, st, 20_000);
+                        least[0] = Math.min(least[0], mx.getThreadAllocatedBytes(tid) - before);
+                    }
+                    done.set(true);
+                });
+            }
+            return least[0];
+        });
+        for (int r = 0; r < 2; r++) {
+            long least = (Long) result.get(r);
+            assertTrue(least < 4096, "rank " + r + " allocated " + least + " bytes in the least of three windows");
+        }
+    }
+
     /** {@code n} round trips: rank 0 sends then receives, rank 1 receives then sends back. */
     private static void run(Messages m, int me, MemorySegment buf, MessageStatus st, int n) {
+        run(m, me, -1, buf, st, n);
+    }
+
+    /** {@link #run(Messages, int, MemorySegment, MessageStatus, int)} to slot {@code slot} of the other rank (-1: the same index). */
+    private static void run(Messages m, int me, int slot, MemorySegment buf, MessageStatus st, int n) {
         int other = 1 - me;
         for (int i = 0; i < n; i++) {
             if (me == 0) {
                 buf.set(ValueLayout.JAVA_LONG, 0, i);
-                send(m, other, buf);
+                send(m, other, slot, buf);
             }
             int q = m.recv(other, 3, Messages.ALL_BITS, buf, 8, 8);
             if (q < 0 || !m.waitFor(q, st) || st.error() != 0 || buf.get(ValueLayout.JAVA_LONG, 8) != i) {
@@ -71,14 +124,14 @@ class MessageAllocationTest {
             }
             if (me == 1) {
                 buf.set(ValueLayout.JAVA_LONG, 0, i);
-                send(m, other, buf);
+                send(m, other, slot, buf);
             }
         }
     }
 
-    private static void send(Messages m, int to, MemorySegment buf) {
+    private static void send(Messages m, int to, int slot, MemorySegment buf) {
         int rc;
-        while ((rc = m.send(to, 3, buf, 0, 8)) == Messages.BACK_PRESSURED) {
+        while ((rc = slot < 0 ? m.send(to, 3, buf, 0, 8) : m.send(to, slot, 3, buf, 0, 8)) == Messages.BACK_PRESSURED) {
             Thread.onSpinWait();
         }
         if (rc != Messages.COMPLETED) {
