@@ -36,10 +36,6 @@ public final class MessageStatus {
     private long length;
     private int error;
 
-    void set(int source, int tag, long length, int error) {
-        set(source, -1, tag, length, error);
-    }
-
     void set(int source, int slot, int tag, long length, int error) {
         this.source = source;
         this.sourceSlot = slot;

@@ -385,14 +385,9 @@ public final class Messages {
         int rank = rankOf(pair);
         Endpoint e = r.to(rank);
         int lkey = lkeys[r.keyIndex(rank)];
-        int to = slotOf(pair);
-        if (to != slot && hub.connectionless) {
-            int qp = hub.qpOfSlot[to];
-            if (qp != hub.qpOfSlot[slot]) {
-                return e.stageMessageToQp(qp, wrId, addr, bytes, lkey, signaled);
-            }
-        }
-        return e.stageMessage(wrId, addr, bytes, lkey, signaled);
+        int qp = hub.qpOfSlot[slotOf(pair)];
+        return hub.connectionless && qp != hub.qpOfSlot[slot] ? e.stageMessageToQp(qp, wrId, addr, bytes, lkey, signaled)
+                : e.stageMessage(wrId, addr, bytes, lkey, signaled);
     }
 
     /** The stream index of slot {@code to} of rank {@code rank} (its own index when sends cannot name one). */

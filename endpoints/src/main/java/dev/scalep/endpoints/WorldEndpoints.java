@@ -91,7 +91,7 @@ public final class WorldEndpoints implements AutoCloseable {
     private final QpType qpType;
     private final int threads;
     /** {@link MessageHub#width}: 1, or {@link #threads} with {@link SlotAddressing#ANY_SLOT}. */
-    private int width = 1;
+    private final int width;
     private final Device device;
     private final Window[] windows = new Window[MAX_WINDOWS];
     private final RankEndpoint[] leased;
@@ -143,10 +143,11 @@ public final class WorldEndpoints implements AutoCloseable {
     private static final int SPINS_BEFORE_YIELD = 4096;
     private final boolean oversubscribed;
 
-    private WorldEndpoints(World world, QpType qpType, int threads, Device device) {
+    private WorldEndpoints(World world, QpType qpType, int threads, int width, Device device) {
         this.world = world;
         this.qpType = qpType;
         this.threads = threads;
+        this.width = width;
         this.device = device;
         this.leased = new RankEndpoint[threads];
         this.byRank = new EndpointManager[world.size()];
@@ -238,8 +239,8 @@ public final class WorldEndpoints implements AutoCloseable {
             throw new IllegalArgumentException("open: slot addressing is null (SlotAddressing.SAME_INDEX or ANY_SLOT)");
         }
         QpType type = device.capabilities().qpTypes().contains(QpType.RC) ? QpType.RC : QpType.SRD;
-        WorldEndpoints w = new WorldEndpoints(world, type, threads, device);
-        w.width = addressing == SlotAddressing.ANY_SLOT ? threads : 1;
+        WorldEndpoints w = new WorldEndpoints(world, type, threads, addressing == SlotAddressing.ANY_SLOT ? threads : 1,
+                device);
         int p = world.size();
         int me = world.rank();
         // before anything is built: the mailboxes' layout, and so window 0's size, depends on it

@@ -52,10 +52,7 @@ class CountersTest {
                     for (int m = 0; m < N; m++) {
                         int rc;
                         while ((rc = e.write(m, off, 16, off)) == Endpoint.BACK_PRESSURED) {
-                            while (e.poll(c)) {
-                                assertTrue(c.ok(), c::toString);
-                                delivered[me]++;
-                            }
+                            delivered[me] += take(e, c);
                             Thread.yield();
                         }
                         assertEquals(Endpoint.OK, rc);
@@ -63,18 +60,12 @@ class CountersTest {
                     int rc;
                     while ((rc = e.flush()) == Endpoint.BACK_PRESSURED) {
                         // the queue the threads share is full (Endpoint.flush: poll, then flush again)
-                        while (e.poll(c)) {
-                            assertTrue(c.ok(), c::toString);
-                            delivered[me]++;
-                        }
+                        delivered[me] += take(e, c);
                         Thread.yield();
                     }
                     assertEquals(Endpoint.OK, rc);
                     while (e.outstanding() > 0) {
-                        while (e.poll(c)) {
-                            assertTrue(c.ok(), c::toString);
-                            delivered[me]++;
-                        }
+                        delivered[me] += take(e, c);
                         Thread.onSpinWait();
                     }
                 } catch (Throwable x) {
@@ -89,6 +80,16 @@ class CountersTest {
             throw new AssertionError("writer failed", failure.get());
         }
         return delivered;
+    }
+
+    /** Take every completion waiting on {@code e}, each successful; returns how many. */
+    private static int take(Endpoint e, Completion c) {
+        int n = 0;
+        while (e.poll(c)) {
+            assertTrue(c.ok(), c::toString);
+            n++;
+        }
+        return n;
     }
 
     private static Map<String, Long> fromFile(EndpointManager a) throws Exception {
