@@ -183,6 +183,15 @@ public final class ActiveMessages {
      * a negative errno the device refused with.
      */
     public int send(int rank, int id, long header0, long header1, Window payload, long offset, long length) {
+        return send(rank, slot, id, header0, header1, payload, offset, length);
+    }
+
+    /**
+     * {@link #send(int, int, long, long, Window, long, long)} to thread slot {@code toSlot} of rank
+     * {@code rank}, named as in {@link #send(int, int, int, long, long, MemorySegment, long, long)}:
+     * a rendezvous payload lands in that slot's {@link #rendezvousBuffer}, and its handler runs there.
+     */
+    public int send(int rank, int toSlot, int id, long header0, long header1, Window payload, long offset, long length) {
         RankEndpoint r = bound("send");
         check(rank, id);
         if (payload == null) {
@@ -190,7 +199,7 @@ public final class ActiveMessages {
         }
         payload.checkRange("send", r.rank(), offset, length);
         payload.checkOpen("send");
-        return messages.active(rank, id, header0, header1, payload, offset, length);
+        return messages.active(rank, toSlot, id, header0, header1, payload, offset, length);
     }
 
     /**

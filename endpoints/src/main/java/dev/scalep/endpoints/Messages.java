@@ -482,30 +482,31 @@ public final class Messages {
      * request handle that completes when it has; leave the bytes unchanged until then). The caller
      * checked the arguments.
      */
-    int active(int rank, int id, long header0, long header1, Window source, long off, long length) {
+    int active(int rank, int toSlot, int id, long header0, long header1, Window source, long off, long length) {
+        checkSlot("send", toSlot);
         SlotGuard g = guard();
         if (g == null) {
-            return activeEntered(rank, id, header0, header1, source, off, length);
+            return activeEntered(pairOf(rank, toSlot), id, header0, header1, source, off, length);
         }
         g.enter();
         try {
-            return activeEntered(rank, id, header0, header1, source, off, length);
+            return activeEntered(pairOf(rank, toSlot), id, header0, header1, source, off, length);
         } finally {
             g.exit();
         }
     }
 
-    private int activeEntered(int rank, int id, long header0, long header1, Window source, long off, long length) {
+    private int activeEntered(int pair, int id, long header0, long header1, Window source, long off, long length) {
         RankEndpoint r = re;
         if (length <= threshold) {
-            return stageEager(r, pairOf(rank, slot), MessageHub.AM, id, header0, header1, source.local(), off, length);
+            return stageEager(r, pair, MessageHub.AM, id, header0, header1, source.local(), off, length);
         }
         if (s < MessageHub.HEADER + MessageHub.AM_RTS_BODY) {
             throw new IllegalArgumentException("send: a rendezvous active message needs receive slots of at least "
                     + (MessageHub.HEADER + MessageHub.AM_RTS_BODY) + " bytes (these have " + s
                     + "; EndpointOptions.withBuffers; nothing sent)");
         }
-        return stageRendezvous(r, pairOf(rank, slot), MessageHub.AM_RTS, id, source, off, length, header0, header1);
+        return stageRendezvous(r, pair, MessageHub.AM_RTS, id, source, off, length, header0, header1);
     }
 
     /** This slot's active messages, made on first use. */

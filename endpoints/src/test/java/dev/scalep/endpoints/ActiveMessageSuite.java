@@ -493,16 +493,34 @@ final class ActiveMessageSuite {
      * With {@link SlotAddressing#ANY_SLOT} every slot sends one active message to every slot of
      * every rank, naming it; the handler runs on the slot named (it checks the slot the sender
      * meant, and the sender's rank and slot in {@link ActiveMessage#sourceSlot()}) and replies,
-     * which reaches the sending slot. With {@link SlotAddressing#SAME_INDEX} a send to another slot
-     * is refused with nothing sent.
+     * which reaches the sending slot. Then every slot sends every slot a payload above the
+     * rendezvous threshold from a {@link Window}, naming it: the handler runs on the slot named, with
+     * the sender's bytes pulled into that slot's rendezvous buffer, and each send completes. With
+     * {@link SlotAddressing#SAME_INDEX} a send to another slot, eager or rendezvous, is refused with
+     * nothing sent.
      */
     void handlersRunOnTheNamedSlotAndReplyToTheSender(boolean any) throws Exception {
+        long big = SLOT_PAYLOAD;
+        try (Window src = eps.allocateWindow(big * threads); Window land = eps.allocateWindow(big * threads)) {
+            namedSlots(any, src, land, big);
+        }
+    }
+
+    private static final long SLOT_PAYLOAD = 20_000;
+
+    private void namedSlots(boolean any, Window src, Window land, long big) throws Exception {
         inThreads((t, ep, am, buf) -> {
             if (!any) {
                 if (threads > 1) {
                     try {
                         am.send(0, (t + 1) % threads, 0, 0, 0, buf, 0, 0);
                         check(false, "an active message to another slot was taken in a SAME_INDEX world");
+                    } catch (IllegalArgumentException expected) {
+                        check(expected.getMessage().contains("ANY_SLOT"), "refusal: " + expected.getMessage());
+                    }
+                    try {
+                        am.send(0, (t + 1) % threads, 0, 0, 0, src, big * t, big);
+                        check(false, "a rendezvous active message to another slot was taken in a SAME_INDEX world");
                     } catch (IllegalArgumentException expected) {
                         check(expected.getMessage().contains("ANY_SLOT"), "refusal: " + expected.getMessage());
                     }
@@ -552,7 +570,49 @@ final class ActiveMessageSuite {
                 }
                 return arrived[0] == (long) p * threads && answered[0] == (long) p * threads && owedCount[0] == 0;
             }, "slot " + t + ": " + arrived[0] + " requests and " + answered[0] + " answers of " + p * threads);
+            namedRendezvous(t, ep, am, src, land, big);
         });
+    }
+
+    /** The rendezvous phase of {@link #handlersRunOnTheNamedSlotAndReplyToTheSender} on slot {@code t}. */
+    private void namedRendezvous(int t, RankEndpoint ep, ActiveMessages am, Window src, Window land, long big) {
+        check(big > am.messages().rendezvousThreshold(), big + " bytes would go eager");
+        int pulled = 53;
+        long[] got = {0};
+        am.register(pulled, msg -> {
+            int from = msg.source();
+            int fromSlot = msg.sourceSlot();
+            check(msg.header1() == t && msg.header0() == ((long) from << 16 | fromSlot) && msg.length() == big,
+                    "slot " + t + " ran a rendezvous message meant for slot " + msg.header1() + ": " + msg);
+            for (long k = 0; k < big; k += 97) {
+                check(msg.data().get(ValueLayout.JAVA_BYTE, msg.offset() + k) == pattern(from, fromSlot, 0, k),
+                        "byte " + k + " of " + msg);
+            }
+            got[0]++;
+        });
+        am.rendezvousBuffer(land, big * t, big);
+        MemorySegment mine = src.local();
+        for (long k = 0; k < big; k++) {
+            mine.set(ValueLayout.JAVA_BYTE, big * t + k, pattern(me, t, 0, k));
+        }
+        check(ep.barrier(), "barrier: every slot's rendezvous handler and buffer in place");
+        Messages m = am.messages();
+        MessageStatus st = new MessageStatus();
+        for (int r = 0; r < p; r++) {
+            for (int u = 0; u < threads; u++) {
+                int q;
+                for (long spins = 0; (q = am.send(r, u, pulled, (long) me << 16 | t, u, src, big * t, big))
+                        == ActiveMessages.BACK_PRESSURED; spins++) {
+                    check(spins < 50_000_000L, "rendezvous to rank " + r + " slot " + u + " stayed back-pressured");
+                    am.progress();
+                }
+                check(q >= 0 && q != ActiveMessages.COMPLETED, "rendezvous send to rank " + r + " slot " + u + ": " + q);
+                check(m.waitFor(q, st) && st.error() == MessageStatus.OK, "rendezvous to rank " + r + " slot " + u + ": " + st);
+            }
+        }
+        progressUntil(am, () -> got[0] == (long) p * threads, "slot " + t + ": " + got[0] + " rendezvous messages of "
+                + p * threads);
+        check(ep.barrier(), "barrier: every named rendezvous handled");
     }
 
     /** Write a header (and {@code payload} bytes) into crafting slot {@code k} and stage its send; returns k + 1. */
