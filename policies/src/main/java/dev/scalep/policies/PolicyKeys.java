@@ -120,7 +120,7 @@ public final class PolicyKeys {
     public static final PolicyKey<Integer> TIMEOUT = PolicyKey.integer("connection.timeout", 0, 31, C.timeout(),
             c -> c.connection().timeout(), "Local ACK timeout, 4.096 us x 2^timeout (0 = infinite).");
     public static final PolicyKey<Integer> RETRY_COUNT = PolicyKey.integer("connection.retry-count", 0, 7,
-            C.retryCount(), c -> c.connection().retryCount(), "Transport retries.");
+            C.retryCount(), c -> c.connection().retryCount(), "Transport retries (rxe retries forever at 7, so the default is 6).");
     public static final PolicyKey<Integer> RNR_RETRY = PolicyKey.integer("connection.rnr-retry", 0, 7, C.rnrRetry(),
             c -> c.connection().rnrRetry(), "Receiver-not-ready retries (7 = forever).");
     public static final PolicyKey<Integer> MAX_RD_ATOMIC = PolicyKey.automatic("connection.max-rd-atomic", 1, 255, 0,

@@ -31,7 +31,9 @@ import java.util.Map;
  *                        the peer's; refused above the port's active MTU
  * @param minRnrTimer     0..31, the IB encoding (1 = 0.01 ms, 14 = 1 ms, 0 = 655 ms)
  * @param timeout         0..31, local ACK timeout 4.096 µs × 2^timeout (0 = infinite)
- * @param retryCount      0..7 transport retries
+ * @param retryCount      0..7 transport retries; the default is 6, not 7, because rxe (SoftRoCE) never counts
+ *                        a retry count of 7 down (it retries forever, as 7 means for RNR retries), so a QP
+ *                        to a dead peer would never fail there
  * @param rnrRetry        0..7 RNR retries (7 = forever)
  * @param maxRdAtomic     RDMA reads/atomics in flight as initiator (1..{@code max_qp_init_rd_atom});
  *                        0 = the device's limit, at most 16
@@ -46,9 +48,9 @@ public record ConnectionOptions(int port, int gidIndex, GidType gidType, Address
                                 int minRnrTimer, int timeout, int retryCount, int rnrRetry, int maxRdAtomic,
                                 int maxDestRdAtomic, int serviceLevel, int trafficClass, int hopLimit) {
 
-    /** Port 1, automatic GID, automatic MTU, RNR timer 1, timeout 14, 7 retries, device depths, SL 0, TC 0, hop 64. */
+    /** Port 1, automatic GID, automatic MTU, RNR timer 1, timeout 14, 6 retries, RNR retry 7, device depths, SL 0, TC 0, hop 64. */
     public static final ConnectionOptions DEFAULTS =
-            new ConnectionOptions(1, -1, null, AddressFamily.ANY, PathMtu.AUTO, 1, 14, 7, 7, 0, 0, 0, 0, 64);
+            new ConnectionOptions(1, -1, null, AddressFamily.ANY, PathMtu.AUTO, 1, 14, 6, 7, 0, 0, 0, 0, 64);
 
     /** Address family filter for automatic GID selection. */
     public enum AddressFamily {
