@@ -52,9 +52,11 @@ final class MessageHub implements Endpoint.Emulation {
     /*
      * A thread slot's mailbox, in window 0 (so that a rank whose part the device maps can write into
      * it, WorldEndpoints.mapMessages): the inbox ring (per source pair (rank, and with ANY_SLOT its
-     * slot), credits slots of slotBytes),
-     * one ready word per ring slot (the sequence number + 1 of the last message that arrived there:
-     * never cleared, so only the sender writes it; a slot is free for seq once seq - credits was consumed),
+     * slot), credits slots of slotBytes; a message is ready in its ring slot once the slot's sequence
+     * field, +16 of the header, holds its sequence number: stored last with a release, by the sender
+     * through the mapping or by the hook after the copy; never cleared, -1 before the first message;
+     * a slot is free for seq once seq - credits was consumed: the ready mark shares the message's
+     * cache line instead of a word array whose line every message of the ring wrote),
      * one LINE per source pair (+0 how many of its messages this slot consumed, published with a
      * release store; +8 nonzero when that rank writes its messages here through the mapping), and
      * one FIN word per request of this slot (a rendezvous send's outcome + 1).
@@ -65,12 +67,17 @@ final class MessageHub implements Endpoint.Emulation {
         return finAt(pairs, credits, slotBytes) + 4L * REQUESTS;
     }
 
-    static long readyAt(int pairs, int credits, int slotBytes) {
+    static long lineAt(int pairs, int credits, int slotBytes) {
         return align((long) pairs * credits * slotBytes);
     }
 
-    static long lineAt(int pairs, int credits, int slotBytes) {
-        return readyAt(pairs, credits, slotBytes) + align(8L * pairs * credits);
+    /**
+     * The stride of a mailbox's and a staging area's slots for receive slots of
+     * {@code recvSlotBytes}: rounded down to 8 bytes, so that every slot's sequence field is an
+     * aligned word (the eager limit is this less the header).
+     */
+    static int slotBytes(int recvSlotBytes) {
+        return recvSlotBytes & ~7;
     }
 
     static long finAt(int pairs, int credits, int slotBytes) {

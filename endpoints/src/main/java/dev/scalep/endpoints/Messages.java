@@ -120,7 +120,6 @@ public final class Messages {
     private final MemorySegment inbox;
     /** This slot's mailbox in window 0 ({@link MessageHub#boxBytes}): the inbox, then the ready words, lines and FIN words. */
     private final MemorySegment box;
-    private final long readyAt;
     private final long lineAt;
     private final long finAt;
     /**
@@ -142,6 +141,10 @@ public final class Messages {
     private final long[] nextSeq;
     private final AtomicLongArray creditFrom;
     private static final VarHandle WORD = ValueLayout.JAVA_LONG.varHandle();
+    /** Where a message's sequence number sits in its header: stored last (release), it marks the ring slot's message ready. */
+    private static final long SEQ_AT = 16;
+    /** The sequence field of a message being written into a mapped mailbox until it is published: no sequence number. */
+    private static final long UNPUBLISHED = -1;
     private static final VarHandle FIN = ValueLayout.JAVA_INT.varHandle();
     private final boolean[] controlBusy = new boolean[MessageHub.CONTROL];
     private final int[] finRank = new int[MessageHub.REQUESTS];
@@ -187,7 +190,6 @@ public final class Messages {
         this.s = hub.slotBytes;
         this.box = box;
         this.inbox = box.asSlice(0, (long) pairs * n * s);
-        this.readyAt = MessageHub.readyAt(pairs, n, s);
         this.lineAt = MessageHub.lineAt(pairs, n, s);
         this.finAt = MessageHub.finAt(pairs, n, s);
         this.peerBox = new MemorySegment[pairs];
@@ -203,6 +205,9 @@ public final class Messages {
         }
         freeCount = MessageHub.REQUESTS;
         threshold = eagerLimit();
+        for (int i = 0; i < pairs * n; i++) {
+            inbox.set(ValueLayout.JAVA_LONG, (long) i * s + SEQ_AT, UNPUBLISHED); // no ring slot holds message 0 yet
+        }
     }
 
     Messages bind(RankEndpoint e) {
@@ -341,7 +346,7 @@ public final class Messages {
         long seq = nextSeq[pair];
         long at = pb != null ? mappedAt(seq) : stagingAt(pair, seq);
         MemorySegment st = pb != null ? pb : hub.staging;
-        header(st, at, kind, 0, tag, seq, length, pair);
+        header(st, at, kind, 0, tag, pb != null ? UNPUBLISHED : seq, length, pair);
         st.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 40, (short) source.id);
         st.set(ValueLayout.JAVA_INT_UNALIGNED, at + 44, q);
         st.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, offset);
@@ -446,7 +451,7 @@ public final class Messages {
             }
             long seq = nextSeq[pair];
             long at = mappedAt(seq);
-            header(pb, at, kind, 0, tag, seq, length, pair);
+            header(pb, at, kind, 0, tag, UNPUBLISHED, length, pair);
             pb.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 40, word0);
             pb.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, word1);
             MemorySegment.copy(src, off, pb, at + MessageHub.HEADER, length);
@@ -594,7 +599,7 @@ public final class Messages {
 
     /** Mark message {@code seq}, written into the mapped mailbox {@code pb}, ready there (after its bytes). */
     private void publish(int pair, MemorySegment pb, long seq) {
-        WORD.setRelease(pb, readyAt + 8L * (mePair * n + (int) (seq % n)), seq + 1);
+        WORD.setRelease(pb, mappedAt(seq) + SEQ_AT, seq);
         nextSeq[pair]++;
     }
 
@@ -1124,7 +1129,7 @@ public final class Messages {
             for (;;) {
                 long seq = arrived[pair];
                 int idx = pair * n + (int) (seq % n);
-                if ((long) WORD.getAcquire(box, readyAt + 8L * idx) != seq + 1) {
+                if ((long) WORD.getAcquire(box, (long) idx * s + SEQ_AT) != seq) {
                     break;
                 }
                 arrived[pair] = seq + 1;
@@ -1195,11 +1200,13 @@ public final class Messages {
         long h = (long) WORD.getAcquire(box, lineAt + (long) MessageHub.LINE * pair);
         int idx = pair * n + (int) (seq % n);
         // [h, h + n): the ring slot's previous message (seq - n) was consumed; ready == seq + 1: this one came already
-        if (length > s || seq < h || seq - h >= n || (long) WORD.getAcquire(box, readyAt + 8L * idx) == seq + 1) {
+        long to = (long) idx * s;
+        if (length > s || seq < h || seq - h >= n || (long) WORD.getAcquire(box, to + SEQ_AT) == seq) {
             return false;
         }
-        MemorySegment.copy(region, at, inbox, (long) idx * s, length);
-        WORD.setRelease(box, readyAt + 8L * idx, seq + 1);
+        MemorySegment.copy(region, at, inbox, to, SEQ_AT);
+        MemorySegment.copy(region, at + SEQ_AT + 8, inbox, to + SEQ_AT + 8, length - SEQ_AT - 8);
+        WORD.setRelease(box, to + SEQ_AT, seq);
         return true;
     }
 

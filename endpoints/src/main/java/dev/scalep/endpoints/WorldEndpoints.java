@@ -307,7 +307,8 @@ public final class WorldEndpoints implements AutoCloseable {
             long size = w.collectivesAt;
             if (messageCredits > 0) {
                 w.boxesAt = (size + (long) threads * COLLECTIVE_SCRATCH + 4095) & ~4095L;
-                size = w.boxesAt + threads * MessageHub.boxBytes(p * w.width, messageCredits, o.recvSlotBytes());
+                size = w.boxesAt
+                        + threads * MessageHub.boxBytes(p * w.width, messageCredits, MessageHub.slotBytes(o.recvSlotBytes()));
             }
             w.barrierWindow = w.allocateWindow(size);
             w.openMessages(type.connectionless(), o);
@@ -378,18 +379,19 @@ public final class WorldEndpoints implements AutoCloseable {
             return;
         }
         int keys = managers.size() * qpsPerPeer();
-        MemorySegment staging = allocate((long) threads * p * width * credits * o.recvSlotBytes());
+        int slotBytes = MessageHub.slotBytes(o.recvSlotBytes());
+        MemorySegment staging = allocate((long) threads * p * width * credits * slotBytes);
         int[] stagingLkey = new int[keys];
         registerEverywhere(staging, Access.LOCAL_WRITE, scratchMrs, stagingLkey, null);
         MemorySegment control = allocate((long) threads * MessageHub.CONTROL * MessageHub.CONTROL_BYTES);
         int[] controlLkey = new int[keys];
         registerEverywhere(control, Access.LOCAL_WRITE, scratchMrs, controlLkey, null);
-        long box = MessageHub.boxBytes(p * width, credits, o.recvSlotBytes());
+        long box = MessageHub.boxBytes(p * width, credits, slotBytes);
         int[] qpOfSlot = new int[threads];
         for (int t = 0; t < threads; t++) {
             qpOfSlot[t] = managers.get(0).endpoints[t].qpIndex();
         }
-        hub = new MessageHub(this, p, threads, world.rank(), credits, width, qpOfSlot, o.recvSlotBytes(), connectionless,
+        hub = new MessageHub(this, p, threads, world.rank(), credits, width, qpOfSlot, slotBytes, connectionless,
                 staging, stagingLkey, control, controlLkey, barrierWindow.localView.asSlice(boxesAt, threads * box));
         for (EndpointManager m : managers) {
             for (Endpoint e : m.endpoints) {
@@ -405,7 +407,7 @@ public final class WorldEndpoints implements AutoCloseable {
      */
     private int messageCredits(EndpointOptions o) {
         int credits = recvSlotsPerEndpoint / (4 * (qpType.connectionless() ? world.size() : 1) * width);
-        return credits < 1 || o.recvSlotBytes() <= MessageHub.HEADER ? 0 : credits;
+        return credits < 1 || MessageHub.slotBytes(o.recvSlotBytes()) <= MessageHub.HEADER ? 0 : credits;
     }
 
     /** Why tagged messages cannot run here. */

@@ -8,7 +8,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -61,6 +64,45 @@ class MessageTest {
         for (int r = 0; r < 2; r++) {
             String why = (String) results.get(r);
             assertTrue(why.contains("rank " + (1 - r) + " opened its world with another slot addressing"), "rank " + r + ": " + why);
+        }
+    }
+
+    /**
+     * Receive slots of 100 bytes, not a multiple of 8: the mailbox slots are 96 bytes apart (every
+     * ready mark, a message's sequence field, an aligned word), the eager limit is 96 less the
+     * 56-byte header, and a message of that size goes from each rank to the other, through the
+     * endpoints and through the mapped mailboxes, byte for byte.
+     */
+    @ParameterizedTest(name = "mapped={0}")
+    @ValueSource(booleans = {false, true})
+    void receiveSlotsOfAnyByteSizeCarryMessages(boolean mapped) throws Exception {
+        EndpointOptions opts = MessageSuite.OPTS.withBuffers(MessageSuite.OPTS.bufferBytes(), 100);
+        List<Object> results = LocalRanks.run(2, 30_000, w -> {
+            try (WorldEndpoints eps = WorldEndpoints.open(w, Devices.byName("sim:mlx5"), SharingConfig.parse("static"), 1,
+                    opts)) {
+                if (mapped) {
+                    eps.mapMessages();
+                }
+                RankEndpoint ep = eps.acquire();
+                Messages m = ep.messages();
+                int limit = m.eagerLimit();
+                MemorySegment buf = eps.allocate(2L * limit);
+                for (int k = 0; k < limit; k++) {
+                    buf.set(ValueLayout.JAVA_BYTE, k, (byte) (w.rank() * 7 + k));
+                }
+                int peer = 1 - w.rank();
+                MessageSuite.send(m, peer, 9, buf, 0, limit);
+                MessageStatus st = MessageSuite.await(m, m.recv(peer, 9, Messages.ALL_BITS, buf, limit, limit), "receive");
+                for (int k = 0; k < limit; k++) {
+                    if (buf.get(ValueLayout.JAVA_BYTE, limit + k) != (byte) (peer * 7 + k)) {
+                        return "byte " + k + " of rank " + peer + "'s message";
+                    }
+                }
+                return limit + " " + st.length() + " " + st.error() + " " + m.mapped(peer);
+            }
+        });
+        for (int r = 0; r < 2; r++) {
+            assertEquals("40 40 0 " + mapped, results.get(r), "rank " + r);
         }
     }
 
