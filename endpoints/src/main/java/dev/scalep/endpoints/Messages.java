@@ -118,7 +118,7 @@ public final class Messages {
     private final int n;
     private final int s;
     private final MemorySegment inbox;
-    /** This slot's mailbox in window 0 ({@link MessageHub#boxBytes}): the inbox, then the ready words, lines and FIN words. */
+    /** This slot's mailbox in window 0 ({@link MessageHub#boxBytes}): the inbox, then the lines and FIN words. */
     private final MemorySegment box;
     private final long lineAt;
     private final long finAt;
@@ -1199,12 +1199,12 @@ public final class Messages {
     boolean arrived(int pair, long seq, MemorySegment region, long at, int length) {
         long h = (long) WORD.getAcquire(box, lineAt + (long) MessageHub.LINE * pair);
         int idx = pair * n + (int) (seq % n);
-        // [h, h + n): the ring slot's previous message (seq - n) was consumed; ready == seq + 1: this one came already
+        // [h, h + n): the ring slot's previous message (seq - n) was consumed; its sequence field == seq: this one came already
         long to = (long) idx * s;
         if (length > s || seq < h || seq - h >= n || (long) WORD.getAcquire(box, to + SEQ_AT) == seq) {
             return false;
         }
-        MemorySegment.copy(region, at, inbox, to, SEQ_AT);
+        MemorySegment.copy(region, at, inbox, to, SEQ_AT); // every byte but the sequence field, which goes last (length >= HEADER)
         MemorySegment.copy(region, at + SEQ_AT + 8, inbox, to + SEQ_AT + 8, length - SEQ_AT - 8);
         WORD.setRelease(box, to + SEQ_AT, seq);
         return true;

@@ -262,6 +262,8 @@ final class ActiveMessageSuite {
     }
 
     static final long RENDEZVOUS_BUFFER = 1 << 20;
+    /** The payload every slot sends every named slot by rendezvous in the {@code slots} scenario. */
+    private static final long SLOT_PAYLOAD = 20_000;
 
     /**
      * Payloads in a window: every slot names a 1 MiB rendezvous buffer and sends every rank (its
@@ -505,8 +507,6 @@ final class ActiveMessageSuite {
             namedSlots(any, src, land, big);
         }
     }
-
-    private static final long SLOT_PAYLOAD = 20_000;
 
     private void namedSlots(boolean any, Window src, Window land, long big) throws Exception {
         inThreads((t, ep, am, buf) -> {
