@@ -1162,10 +1162,14 @@ public final class Endpoint implements AutoCloseable {
 
     /**
      * Requests posted and not yet settled: neither retired by a completion nor refused by the
-     * provider ({@link #rejected()}). Staged ones are not counted.
+     * provider ({@link #rejected()}). Staged ones are not counted. On a shared QP another thread's
+     * later completion retires this endpoint's requests too; while this endpoint's own completion of
+     * them is held for it (its completion ring was full), that held completion counts here, so at 0
+     * every completion of this endpoint's is in its ring: the next {@link #poll} calls take them.
      */
     public long outstanding() {
-        return posted - path.retired(owner) - path.rejected(owner);
+        long n = posted - path.retired(owner) - path.rejected(owner);
+        return n > 0 ? n : router.heldSends(owner); // retired, but its own completion still held for it
     }
 
     /**

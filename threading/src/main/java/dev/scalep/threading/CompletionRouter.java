@@ -63,6 +63,15 @@ public final class CompletionRouter implements AutoCloseable {
     private final SpscArrayQueue<Held>[] backlog;
     private final SpscArrayQueue<Held> spare;
     private int held;
+    /**
+     * Per owner, its held send completions (each retires through its path once delivered). A
+     * completion retires every earlier request of its QP, other owners' included, so on a shared QP
+     * a later completion of another owner can retire this owner's requests while this owner's own
+     * completion still waits here: {@link #heldSends} tells the owner its work is not all in its
+     * ring yet. One padded counter per owner; written by the poll-role holder (ordered stores, so an
+     * owner that reads a later retirement also reads the count that was raised before it).
+     */
+    private final PaddedAtomicLong[] heldSendsOf;
     private int lastError;
 
     /** A completion routed to an owner whose ring was full, with what its delivery must retire. */
@@ -99,6 +108,10 @@ public final class CompletionRouter implements AutoCloseable {
             b[i] = new SpscArrayQueue<>(spares);
         }
         this.backlog = b;
+        this.heldSendsOf = new PaddedAtomicLong[owners];
+        for (int i = 0; i < owners; i++) {
+            heldSendsOf[i] = new PaddedAtomicLong();
+        }
     }
 
     public CompletionQueue cq() {
@@ -245,6 +258,10 @@ public final class CompletionRouter implements AutoCloseable {
                 h.providerWrId = providerWrId;
                 waiting.offer(h);
                 held++;
+                if (retireVia != null) {
+                    PaddedAtomicLong hs = heldSendsOf[owner];
+                    hs.soVal(hs.lpVal() + 1);
+                }
             }
             batchNext++;
         }
@@ -269,6 +286,8 @@ public final class CompletionRouter implements AutoCloseable {
                 if (h.path != null) {
                     h.path.retire(h.providerWrId);
                     h.path = null;
+                    PaddedAtomicLong hs = heldSendsOf[o];
+                    hs.soVal(hs.lpVal() - 1); // after its retirement: never a moment with neither counted
                 }
                 spare.offer(h);
                 held--;
@@ -276,6 +295,16 @@ public final class CompletionRouter implements AutoCloseable {
             }
         }
         return n;
+    }
+
+    /**
+     * Send completions of {@code owner} held for it because its ring was full (any thread; a
+     * snapshot). Its requests may count as retired before these reach its ring, when a later
+     * completion of another owner of a shared QP retired them: an owner that waits for its work to
+     * settle waits for this to be 0 too (the owner's polls deliver them).
+     */
+    public long heldSends(int owner) {
+        return heldSendsOf[owner].lvVal();
     }
 
     /** Completions held for owners whose ring was full (poll-role holder's count; a snapshot). */

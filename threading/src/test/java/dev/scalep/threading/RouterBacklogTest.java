@@ -56,4 +56,42 @@ class RouterBacklogTest {
             assertEquals(32, slow.freeSlots(), "every credit back");
         }
     }
+
+    /**
+     * On a QP two owners share, owner 1's completion comes after owner 0's seven and retires them
+     * all (a completion retires every earlier request of its QP), while three of owner 0's own are
+     * still held for it: {@link CompletionRouter#heldSends} counts those three until owner 0's polls
+     * move them into its ring, so the owner can tell its work is not all delivered yet.
+     */
+    @Test
+    void anotherOwnersCompletionRetiresHeldWorkAndTheHeldSendsStillCount() {
+        FakeQp.FakeCq cq = new FakeQp.FakeCq();
+        FakeQp qp = new FakeQp(3, 32, cq, 64);
+        cq.qps.put(qp.qpNum, qp);
+        try (LockedPoster shared = new LockedPoster(qp, 1, 2, 0, null);
+             CompletionRouter router = new CompletionRouter(cq, 2, 4, 4)) {
+            router.route(qp.qpNum, -1, shared);
+            for (int i = 0; i < 7; i++) {
+                assertEquals(0, shared.post(Requests.write(WrIds.send(0, i), SendFlags.SIGNALED, 0, 8, 1, 0, 1)));
+            }
+            assertEquals(0, shared.post(Requests.write(WrIds.send(1, 100), SendFlags.SIGNALED, 0, 8, 1, 0, 1)));
+            RoutedCompletion c = new RoutedCompletion();
+            for (int k = 0; k < 10 && !router.poll(1, c); k++) { // bounded: each call routes at most one batch of 4
+                router.progress();
+            }
+            assertEquals(100, c.wrId(), "owner 1's completion, routed past owner 0's full ring");
+            assertEquals(7, shared.retired(0), "owner 1's completion retired owner 0's earlier requests too");
+            assertEquals(3, router.heldSends(0), "three of owner 0's completions are still held for it");
+            assertEquals(0, router.heldSends(1));
+            for (int i = 0; i < 7; i++) {
+                if (!router.poll(0, c)) {
+                    router.progress();
+                    assertTrue(router.poll(0, c), "completion " + i + " of owner 0");
+                }
+                assertEquals(i, c.wrId(), "owner 0's order");
+            }
+            assertEquals(0, router.heldSends(0), "all delivered");
+            assertEquals(0, router.held());
+        }
+    }
 }
