@@ -169,7 +169,8 @@ final class FabricAgent implements MessageHandler, Runnable {
         int len = b.getInt(i + REQ_LEN);
         int srcProc = procOfQpn(src);
         if (!dev.directory().isPeer(srcProc) || !dev.directory().senderCurrent(src, b.getInt(i + REQ_INC))) {
-            return; // no one to answer, or a request of a QP that has since failed or been reset
+            return; // no one to answer, or a request of a QP that has since failed or been reset (checked
+            // again where a receive is consumed: Receives.deliver)
         }
         boolean rc = ty == QpType.RC.ordinal();
         int inc = b.getInt(i + REQ_INC);
@@ -183,8 +184,11 @@ final class FabricAgent implements MessageHandler, Runnable {
                 || (long) i + REQ_DATA + len > FabricLayout.RING_CAPACITY) {
             st = WcStatus.REM_INV_REQ_ERR;
         } else {
-            st = deliver(src, dst, OPS[op], TYPES[ty], b.getInt(i + REQ_IMM), b.getLong(i + REQ_RADDR),
+            st = deliver(src, inc, dst, OPS[op], TYPES[ty], b.getInt(i + REQ_IMM), b.getLong(i + REQ_RADDR),
                     b.getInt(i + REQ_RKEY), area(fabric.slot) + i + REQ_DATA, len);
+            if (st == Receives.STALE) {
+                return; // the sender left its incarnation while the request was executed: dropped as above
+            }
         }
         if (t != null && st != WcStatus.SUCCESS && t.accepts(QpType.RC, src)) {
             t.refused(src, inc, seq);
@@ -209,17 +213,18 @@ final class FabricAgent implements MessageHandler, Runnable {
     }
 
     /**
-     * Execute one request at local QP dst: the status the initiator completes with (or RNR). The
-     * responder's half is {@link Receives#deliver}, the path a requester of this process takes too.
+     * Execute one request of QP src (sent in its incarnation {@code inc}) at local QP dst: the status
+     * the initiator completes with (or RNR), or {@link Receives#STALE} (no answer). The responder's
+     * half is {@link Receives#deliver}, the path a requester of this process takes too.
      */
-    private int deliver(int src, int dst, Opcode o, QpType type, int imm, long raddr, int rkey, long dataOff,
+    private int deliver(int src, int inc, int dst, Opcode o, QpType type, int imm, long raddr, int rkey, long dataOff,
                         int len) {
         QpResponder t = dev.qps.get(dst);
         if (t == null || !t.accepts(type, src)) {
             return WcStatus.RETRY_EXC_ERR;
         }
         SimMr target = o == Opcode.RDMA_WRITE_WITH_IMM ? dev.mrs.get(rkey) : null;
-        msg.of(o, type, src, imm, raddr, len).fromSegment(fabric.segment, dataOff);
+        msg.of(o, type, src, imm, raddr, len).fromSegment(fabric.segment, dataOff).fromPeer(inc);
         int st = Receives.deliver(dev, t, msg, target, null);
         if (msg.targetFailed) {
             t.nudge();

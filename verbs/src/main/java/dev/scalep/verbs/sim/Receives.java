@@ -25,6 +25,11 @@ final class Receives {
     static final int FIT = -1;
     /** {@link #deliver}: no receive is posted at a reliable target (the RNR NAK). */
     static final int RNR = -1;
+    /**
+     * {@link #deliver}: the message is a request of another process's QP that has since moved to ERR
+     * or RESET ({@link Message#fromPeer}); it was dropped unanswered, nothing consumed.
+     */
+    static final int STALE = -2;
     /** Bytes of the global routing header a UD receive gets ahead of the payload. */
     static final int GRH_BYTES = 40;
 
@@ -42,6 +47,9 @@ final class Receives {
         long length;
         /** Set by {@link #deliver}: the target moved to ERR and must be nudged to flush (by the caller, after it completed the send). */
         boolean targetFailed;
+        /** Whether the requester lives in another process ({@link #fromPeer}); its requests carry its incarnation. */
+        private boolean peer;
+        private int srcIncarnation;
         private SendSlots slots;
         private int slot;
         private MemorySegment data;
@@ -55,6 +63,17 @@ final class Receives {
             imm = immData;
             remoteAddr = raddr;
             length = len;
+            peer = false;
+            return this;
+        }
+
+        /**
+         * The requester is a QP of another process that sent this request in incarnation {@code inc}:
+         * {@link #deliver} checks under the receive queue's lock that it still sends in it.
+         */
+        Message fromPeer(int inc) {
+            peer = true;
+            srcIncarnation = inc;
             return this;
         }
 
@@ -92,7 +111,9 @@ final class Receives {
      * SUCCESS (a UD message that found no receive or a bad one is lost, which is a success for its
      * sender), {@link #RNR} when a reliable target has no receive ({@code waiter}, when not null, is
      * nudged once one is posted), REM_ACCESS_ERR (the target moved to ERR, as an RC responder),
-     * REM_INV_REQ_ERR or REM_OP_ERR (see {@link #fault}; {@link Message#targetFailed} is set).
+     * REM_INV_REQ_ERR or REM_OP_ERR (see {@link #fault}; {@link Message#targetFailed} is set), or
+     * {@link #STALE} for a request of another process's QP that has left the incarnation it was sent
+     * in.
      */
     static int deliver(SimDevice dev, QpResponder t, Message msg, SimMr target, QpRequester waiter) {
         msg.targetFailed = false;
@@ -109,6 +130,20 @@ final class Receives {
         SimRecvQueue q = t.receiveQueue();
         q.lock.lock();
         try {
+            // The agent checked the sender's incarnation when it took the request off the ring, but not
+            // atomically with this consumption: a requester that meanwhile moves to ERR (its WQE flushed)
+            // and is reset and brought back, after which a receive is posted here for its next send,
+            // would have that receive taken by the flushed WQE, and the new send would meet RNR for
+            // ever. Checked again here, under the lock every post takes: a receive posted after the
+            // sender's transition is seen here only after that transition is, so it never goes to the
+            // earlier incarnation. (In process, the requester's engine lock, which every transition
+            // takes, is held across the whole delivery.)
+            if (msg.peer) {
+                FabricDirectory d = dev.directory();
+                if (d == null || !d.senderCurrent(msg.srcQpn, msg.srcIncarnation)) {
+                    return STALE;
+                }
+            }
             int r = q.peek();
             if (r < 0) {
                 if (ud) {
