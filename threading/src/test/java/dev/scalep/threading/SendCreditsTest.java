@@ -1,0 +1,72 @@
+package dev.scalep.threading;
+
+import org.jctools.queues.SpscArrayQueue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/**
+ * Credits taken by one thread and given back by another, as a per-thread QP's poster and the
+ * thread that polls its CQ do. Each retirement must return the id staged for its sequence, which
+ * fails if a take ever let the poster overwrite an id-table entry the poller had not read yet (more
+ * than the depth outstanding); at the end every credit is back and every request counted.
+ */
+@Timeout(120)
+class SendCreditsTest {
+    private static final int DEPTH = 64;
+    private static final int BATCHES = 200_000;
+
+    @Test
+    void aTakerAndAPollerOnTwoThreadsNeverOverrunTheDepth() throws Exception {
+        SendCredits c = new SendCredits(DEPTH, 1, true);
+        SpscArrayQueue<long[]> signaled = new SpscArrayQueue<>(DEPTH * 2); // {sequence, id}: the CQEs
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread poller = Thread.ofPlatform().name("poller").start(() -> {
+            try {
+                long retired = 0;
+                for (int b = 0; b < BATCHES; b++) {
+                    long[] cqe;
+                    while ((cqe = signaled.relaxedPoll()) == null) {
+                        Thread.onSpinWait();
+                    }
+                    long id = c.retire(cqe[0]);
+                    assertEquals(cqe[1], id, "the id staged for sequence " + cqe[0]);
+                    retired = cqe[0] + 1;
+                    assertEquals(retired, c.retired(0));
+                }
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        });
+        SplittableRandom rnd = new SplittableRandom(7);
+        long[] ids = new long[8];
+        long nextId = 0;
+        long requests = 0;
+        for (int b = 0; b < BATCHES && failure.get() == null; b++) {
+            int n = 1 + rnd.nextInt(ids.length);
+            while (!c.tryTake(n)) {
+                assertNull(failure.get(), () -> "poller: " + failure.get());
+                Thread.onSpinWait();
+            }
+            for (int i = 0; i < n; i++) {
+                ids[i] = nextId++;
+            }
+            long first = c.sequence(ids, n);
+            while (!signaled.offer(new long[] {first + n - 1, ids[n - 1]})) {
+                Thread.onSpinWait();
+            }
+            requests += n;
+        }
+        poller.join();
+        assertNull(failure.get(), () -> "poller: " + failure.get());
+        assertEquals(DEPTH, c.free(), "every credit back");
+        assertEquals(requests, c.retired(0), "every request counted");
+        assertFalse(c.tryTake(DEPTH + 1), "never more than the depth");
+    }
+}
