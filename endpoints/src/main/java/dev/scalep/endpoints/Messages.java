@@ -358,7 +358,7 @@ public final class Messages {
         }
         FIN.setRelease(box, finAt + 4L * q, 0);
         if (pb != null) {
-            publish(pair, pb, seq);
+            publish(pair, pb, at, seq);
         } else {
             int rc = stageOn(r, pair, Endpoint.FLUSH_ID, st.address() + at, bytes, hub.stagingLkey, false);
             if (rc != Endpoint.OK) {
@@ -455,7 +455,7 @@ public final class Messages {
             pb.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 40, word0);
             pb.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 48, word1);
             MemorySegment.copy(src, off, pb, at + MessageHub.HEADER, length);
-            publish(pair, pb, seq);
+            publish(pair, pb, at, seq);
             return COMPLETED;
         }
         if (!room(pair)) {
@@ -597,9 +597,9 @@ public final class Messages {
         return ((long) mePair * n + seq % n) * s;
     }
 
-    /** Mark message {@code seq}, written into the mapped mailbox {@code pb}, ready there (after its bytes). */
-    private void publish(int pair, MemorySegment pb, long seq) {
-        WORD.setRelease(pb, mappedAt(seq) + SEQ_AT, seq);
+    /** Mark message {@code seq}, written at {@code at} ({@link #mappedAt}) of the mapped mailbox {@code pb}, ready (after its bytes). */
+    private void publish(int pair, MemorySegment pb, long at, long seq) {
+        WORD.setRelease(pb, at + SEQ_AT, seq);
         nextSeq[pair]++;
     }
 
