@@ -410,6 +410,8 @@ public final class Perftest {
         private int amOwed;
         /** Rendezvous active messages of the stream not yet completed (their handles in {@link #open}). */
         private int amOpen;
+        /** Rendezvous sends of the tagged stream not yet completed, at the front of {@link #open}. */
+        private int tagOpen;
 
         Worker(RankEndpoint re, Test test, int me, Window target, Window local, long off, int size, Histogram hist) {
             this.re = re;
@@ -568,30 +570,51 @@ public final class Perftest {
             }
         }
 
+        /**
+         * The tagged stream in batches of {@link #BATCH}, compiled as a method as {@link #stream}: one
+         * loop over all {@code n} messages was compiled only by on-stack replacement, so the timed
+         * stream of a short run began in C1's code.
+         */
         private void tagStream(long n) {
             Messages m = messages();
-            int count = 0;
-            for (long i = 0; i < n; i++) {
+            tagOpen = 0;
+            for (long i = 0; i < n; i += BATCH) {
                 if (me == 0) {
-                    if (count == open.length) {
-                        complete(m, open[0]);
-                        System.arraycopy(open, 1, open, 0, --count);
-                    }
-                    int q = tagSend(m, 0);
-                    if (q != Messages.COMPLETED) {
-                        open[count++] = q;
-                    }
+                    tagSendBatch(m, (int) Math.min(BATCH, n - i));
                 } else {
-                    tagRecv(m);
+                    tagRecvBatch(m, (int) Math.min(BATCH, n - i));
                 }
             }
-            for (int k = 0; k < count; k++) {
+            for (int k = 0; k < tagOpen; k++) {
                 complete(m, open[k]);
             }
+            tagOpen = 0;
             if (me == 0) {
                 tagRecv(m); // the receiver's zero-byte answer: every message arrived
             } else {
                 tagSend(m, -1);
+            }
+        }
+
+        /** {@code k} tagged sends, at most {@code open.length} rendezvous requests left open. */
+        private void tagSendBatch(Messages m, int k) {
+            int count = tagOpen;
+            for (int j = 0; j < k; j++) {
+                if (count == open.length) {
+                    complete(m, open[0]);
+                    System.arraycopy(open, 1, open, 0, --count);
+                }
+                int q = tagSend(m, 0);
+                if (q != Messages.COMPLETED) {
+                    open[count++] = q;
+                }
+            }
+            tagOpen = count;
+        }
+
+        private void tagRecvBatch(Messages m, int k) {
+            for (int j = 0; j < k; j++) {
+                tagRecv(m);
             }
         }
 
@@ -632,9 +655,10 @@ public final class Perftest {
         }
 
         private void amStream(long n) {
+            // In batches of BATCH, compiled as methods as the tagged stream's.
             if (me == 0) {
-                for (long i = 0; i < n; i++) {
-                    amSend(size);
+                for (long i = 0; i < n; i += BATCH) {
+                    amSendBatch((int) Math.min(BATCH, n - i));
                 }
                 for (int k = 0; k < amOpen; k++) {
                     complete(messages(), open[k]);
@@ -642,8 +666,16 @@ public final class Perftest {
                 amOpen = 0;
                 amAwait(1); // the receiver's zero-byte answer: every message arrived
             } else {
-                amAwait(n);
+                for (long i = 0; i < n; i += BATCH) {
+                    amAwait(Math.min(BATCH, n - i));
+                }
                 amSend(0);
+            }
+        }
+
+        private void amSendBatch(int k) {
+            for (int j = 0; j < k; j++) {
+                amSend(size);
             }
         }
 
