@@ -35,10 +35,11 @@ import com.sun.management.ThreadMXBean;
 
 /**
  * Message rate of 8-byte RDMA writes on {@code sim:mlx5}, one RC QP per thread, postlist p and one
- * signaled WR per list: between two processes ({@code cross}: this JVM and a child JVM it starts on
+ * signaled WR every q (default q = p, one per list; q a multiple of p dividing the depth 256, as the
+ * sweep's {@code --unsignaled}): between two processes ({@code cross}: this JVM and a child JVM it starts on
  * the same fabric job) or inside one ({@code local}: the in-process path). Prints one line:
  * {@code mode threads rate-Mmsg/s allocated-bytes-per-message}. Usage:
- * {@code java -cp scalep.jar dev.scalep.bench.FabricRate cross|local THREADS [SECONDS] [POSTLIST]}.
+ * {@code java -cp scalep.jar dev.scalep.bench.FabricRate cross|local THREADS [SECONDS] [POSTLIST] [Q]}.
  */
 public final class FabricRate {
     static final int DEPTH = 256;
@@ -77,7 +78,7 @@ public final class FabricRate {
     }
 
     static void usage(String why) {
-        System.err.println("FabricRate: " + why + " (usage: cross|local THREADS [SECONDS] [POSTLIST])");
+        System.err.println("FabricRate: " + why + " (usage: cross|local THREADS [SECONDS] [POSTLIST] [Q])");
         System.exit(2);
     }
 
@@ -92,6 +93,10 @@ public final class FabricRate {
         int threads = parse(args[1], 1, 64, "THREADS");
         int seconds = args.length > 2 ? parse(args[2], 1, 600, "SECONDS") : 5;
         int postlist = args.length > 3 ? parse(args[3], 1, DEPTH, "POSTLIST") : 32;
+        int q = args.length > 4 ? parse(args[4], postlist, DEPTH, "Q") : postlist;
+        if (q % postlist != 0 || DEPTH % q != 0) {
+            usage("Q must be a multiple of POSTLIST that divides " + DEPTH + ": " + q);
+        }
         String job = "fabric-rate-" + ProcessHandle.current().pid();
         SimDevice dev = SimDevice.mlx5(job);
         HexFormat hex = HexFormat.of();
@@ -127,7 +132,7 @@ public final class FabricRate {
                     throw new IllegalStateException("the target process did not come up");
                 }
             }
-            double rate = run(me, threads, seconds, postlist, raddr, rkey);
+            double rate = run(me, threads, seconds, postlist, q, raddr, rkey);
             System.out.printf("%s %d %.2f %.4f%n", args[0], threads, rate, lastBytesPerMessage);
             if (child != null) {
                 child.getOutputStream().close();
@@ -173,7 +178,7 @@ public final class FabricRate {
         }
     }
 
-    static double run(Side me, int threads, int seconds, int postlist, long[] raddr, int[] rkey)
+    static double run(Side me, int threads, int seconds, int postlist, int q, long[] raddr, int[] rkey)
             throws InterruptedException {
         AtomicBoolean measuring = new AtomicBoolean();
         AtomicBoolean stop = new AtomicBoolean();
@@ -185,21 +190,28 @@ public final class FabricRate {
         for (int t = 0; t < threads; t++) {
             int id = t;
             Thread.ofPlatform().start(() -> {
-                try (SendWorkRequests w = new SendWorkRequests(postlist, 1); WorkCompletions wc = new WorkCompletions(16)) {
+                try (SendWorkRequests w = new SendWorkRequests(postlist, 1);
+                     SendWorkRequests plain = new SendWorkRequests(postlist, 1);
+                     WorkCompletions wc = new WorkCompletions(16)) {
                     for (int k = 0; k < postlist; k++) {
                         int i = w.add(k, Opcode.RDMA_WRITE, k == postlist - 1 ? SendFlags.SIGNALED : 0);
                         w.sge(i, me.mr, 8L * id, 8).rdma(i, raddr[id] + 8L * (id * DEPTH + k), rkey[id]);
+                        i = plain.add(k, Opcode.RDMA_WRITE, 0);
+                        plain.sge(i, me.mr, 8L * id, 8).rdma(i, raddr[id] + 8L * (id * DEPTH + k), rkey[id]);
                     }
                     QueuePair qp = me.qps.get(id);
                     CompletionQueue cq = me.cqs.get(id);
                     int maxLists = DEPTH / postlist;
+                    int listsPerSignal = q / postlist; // every listsPerSignal-th list ends with the signaled WR
+                    int cycle = 0;
                     int lists = 0;
                     long counted = 0;
                     boolean was = false;
                     long bytes0 = 0;
                     while (!stop.get()) {
-                        while (lists < maxLists && qp.postSend(w) == 0) {
+                        while (lists < maxLists && qp.postSend(cycle == listsPerSignal - 1 ? w : plain) == 0) {
                             lists++;
+                            cycle = cycle == listsPerSignal - 1 ? 0 : cycle + 1;
                         }
                         int n = cq.poll(wc, 16);
                         if (n < 0) {
@@ -210,13 +222,13 @@ public final class FabricRate {
                                 throw new IllegalStateException("completion " + WcStatus.name(wc.status(i)));
                             }
                         }
-                        lists -= n;
+                        lists -= n * listsPerSignal;
                         boolean m = measuring.get();
                         if (m && !was) {
                             bytes0 = mx.getCurrentThreadAllocatedBytes();
                         }
                         if (m) {
-                            counted += (long) n * postlist;
+                            counted += (long) n * q;
                         } else if (was) {
                             allocated.addAndGet(mx.getCurrentThreadAllocatedBytes() - bytes0);
                             break;
