@@ -303,6 +303,9 @@ public final class SweepRunner {
             while (warming || rep < repeats) {
                 plan[r] = warming ? warmup : p.messages();
                 timed[r] = !warming;
+                if (!warming) {
+                    Warmup.awaitJitIdle(); // the last row's printing or a late compile would share a core with the round
+                }
                 // the sender threads wait at the start barrier: its counters are still
                 Map<String, Long> before = Counters.ENABLED ? sender.counterTotals() : null;
                 start.await(5, TimeUnit.MINUTES);

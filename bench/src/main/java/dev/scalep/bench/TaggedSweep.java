@@ -111,6 +111,9 @@ final class TaggedSweep {
             }
             try {
                 for (int r = 0; sends && r < rounds && failure.get() == null; r++) {
+                    if (r >= warmRounds) {
+                        Warmup.awaitJitIdle(); // as SweepRunner's timed rounds
+                    }
                     // the sender threads wait at the start barrier: its counters are still
                     Map<String, Long> before = Counters.ENABLED ? we.counterTotals() : null;
                     start.await(5, TimeUnit.MINUTES);

@@ -1,5 +1,6 @@
 package dev.scalep.bench;
 
+import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 
 import java.lang.management.CompilationMXBean;
@@ -33,8 +34,14 @@ public final class Warmup {
      * Run each distinct level and variant of {@code points} with the messages of {@code w}, 400 000
      * messages over the threads each (at least 5 000 per thread, at most two repeats' worth: a tiny
      * sweep stays tiny), as many passes as {@link #MIN_TOTAL} needs, then {@link #awaitJitQuiet()}.
+     * On two ranks every rank calls this with the same points, and the warm-up runs between the
+     * ranks, on the path the timed runs take: warmed up in one process, the first writes to the
+     * other rank took branches the compiled code had never seen (the simulated NIC's way into a
+     * peer's mapped memory), the compiled sender and NIC went back to the interpreter, and their
+     * recompilation shared the rank's one core with the measured repeats (the launcher binds a
+     * rank to a core): a repeat then ran at half the rate, 28 Mmsg/s among repeats of 55.
      */
-    public static void run(Device dev, List<SweepPoint> points, Workload w) throws InterruptedException {
+    public static void run(World world, Device dev, List<SweepPoint> points, Workload w) throws InterruptedException {
         Map<String, SweepPoint> warm = new LinkedHashMap<>();
         int maxThreads = points.stream().mapToInt(SweepPoint::threads).max().orElse(1);
         long most = points.stream().mapToLong(SweepPoint::messages).max().orElse(1);
@@ -47,7 +54,7 @@ public final class Warmup {
         long passes = Math.max(1, (target + perPass - 1) / perPass);
         for (long pass = 0; pass < passes; pass++) {
             for (SweepPoint p : warm.values()) {
-                SweepRunner.run(dev, new SweepPoint(p.device(), "jvm warm-up", p.sharing(), maxThreads, p.postlist(),
+                SweepRunner.run(world, dev, new SweepPoint(p.device(), "jvm warm-up", p.sharing(), maxThreads, p.postlist(),
                         p.unsignaled(), p.depth(), perThread, p.inline(), p.blueFlame(),
                         p.shareAxis(), p.ways(), p.variant(), p.policyClass()), w, 1, 0, m -> { });
             }
@@ -87,6 +94,35 @@ public final class Warmup {
             long now = jit.getTotalCompilationTime();
             quiet = now == last ? quiet + 1 : 0;
             last = now;
+        }
+    }
+
+    /** How long {@link #awaitJitIdle()} waits at most for the compilers before a timed round. */
+    static final long IDLE_WAIT_NANOS = 2_000_000_000L;
+
+    /**
+     * Before a timed round: wait, at most {@link #IDLE_WAIT_NANOS}, until nothing compiles and the
+     * compile queues are empty; returns at once when they are. True when it saw them idle, false
+     * when the bound passed first or the queues cannot be read.
+     * Printing a round's row compiles formatting code, and rarely taken paths of the data path reach
+     * the C2 threshold late; on a rank the launcher bound to one core such a compile took half of
+     * the core from the next round (a 2-rank sweep measured 28 and 41 Mmsg/s in the two repeats after
+     * the first, 55-60 in the others).
+     */
+    public static boolean awaitJitIdle() throws InterruptedException {
+        long deadline = System.nanoTime() + IDLE_WAIT_NANOS;
+        for (;;) {
+            String q = compilerQueue();
+            if (q == null) {
+                return false;
+            }
+            if (idle(q)) {
+                return true;
+            }
+            if (System.nanoTime() >= deadline) {
+                return false;
+            }
+            Thread.sleep(5);
         }
     }
 

@@ -189,7 +189,7 @@ final class SweepCommand implements Callable<Integer> {
                 .setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err));
         say.print("warming up the JIT ...");
         say.flush();
-        Warmup.run(dev, plan.points(), workload);
+        Warmup.run(world, dev, plan.points(), workload);
         say.println(" done");
         // CTRL-US: the control loop's time around the round (ControlLoop), the machine's speed then
         say.printf("%n%-30s %7s %6s %4s %4s %10s %8s %5s %5s %6s %6s %10s %8s%n", "LEVEL", "VARIANT", "THREADS", "P", "Q",

@@ -267,7 +267,7 @@ final class TuneCommand implements Callable<Integer> {
         }
         say.print("warming up the JIT ...");
         say.flush();
-        Warmup.run(dev, entries.stream().map(TuneCandidates.Entry::point).toList(), workload);
+        Warmup.run(world, dev, entries.stream().map(TuneCandidates.Entry::point).toList(), workload);
         say.println(" done");
         for (int i = 0; i < entries.size(); i++) {
             TuneCandidates.Entry e = entries.get(i);

@@ -25,4 +25,18 @@ class WarmupTest {
         assertTrue(q.contains("compile queue"), q);
         Warmup.awaitJitQuiet(); // returns (bounded at 30 s)
     }
+
+    @Test
+    void awaitJitIdleSeesTheCompilersIdleWithinItsBound() throws InterruptedException {
+        // Work for the compilers: code run often enough to be queued for compilation.
+        long sink = 0;
+        for (int i = 0; i < 200_000; i++) {
+            sink += Long.toString(i).hashCode();
+        }
+        long t0 = System.nanoTime();
+        boolean idle = Warmup.awaitJitIdle();
+        long waited = System.nanoTime() - t0;
+        assertTrue(idle, "the compilers did not go idle within " + Warmup.IDLE_WAIT_NANOS + " ns (" + sink + ")");
+        assertTrue(waited < Warmup.IDLE_WAIT_NANOS + 1_000_000_000L, "bounded: waited " + waited + " ns");
+    }
 }
