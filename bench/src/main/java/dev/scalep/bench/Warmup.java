@@ -37,9 +37,9 @@ public final class Warmup {
      * On two ranks every rank calls this with the same points, and the warm-up runs between the
      * ranks, on the path the timed runs take: warmed up in one process, the first writes to the
      * other rank took branches the compiled code had never seen (the simulated NIC's way into a
-     * peer's mapped memory), the compiled sender and NIC went back to the interpreter, and their
-     * recompilation shared the rank's one core with the measured repeats (the launcher binds a
-     * rank to a core): a repeat then ran at half the rate, 28 Mmsg/s among repeats of 55.
+     * peer's mapped memory), so the compiled sender and NIC went back to the interpreter at the
+     * start of the first configuration ("made not entrant: uncommon trap") and were compiled again
+     * on the rank's one core (the launcher binds a rank to a core) during its warm-up rounds.
      */
     public static void run(World world, Device dev, List<SweepPoint> points, Workload w) throws InterruptedException {
         Map<String, SweepPoint> warm = new LinkedHashMap<>();
