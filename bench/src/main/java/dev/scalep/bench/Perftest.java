@@ -372,12 +372,18 @@ public final class Perftest {
     /** One initiator (or, in ucp_put_lat, answering) thread. */
     private static final class Worker {
         /**
-         * The latency tests time every 256th iteration ({@code i & SAMPLE_MASK == 0}) for the median
-         * and mean: a clock read costs about 30 ns here, more than a shared-memory get, and timing
-         * every 16th still added 4-8 ns to each get's overall latency. The overall latency is the
-         * run's time over its iterations.
+         * The latency tests time every 257th iteration ({@link #sampled()}) for the median and mean:
+         * a clock read costs about 20-30 ns here, more than a shared-memory get, and timing every
+         * 16th still added 4-8 ns to each get's overall latency. The overall latency is the run's
+         * time over its iterations. The period is a prime so that the timed iterations fall on every
+         * phase of the runtime's own power-of-two cycles (the slots of the inbox ring and of the
+         * posted receives, the place in a postlist): timed every 256th, they all fell on the same
+         * phase, a slow one, and {@code tag_lat -s 8} reported a median of 0.34-0.35 us against an
+         * overall 0.23-0.24 (0.21-0.22 and 0.23-0.24 with 257).
          */
-        private static final long SAMPLE_MASK = 255;
+        private static final int SAMPLE_PERIOD = 257;
+        /** Iterations until the next timed one ({@link #sampled()}). */
+        private int untilSample = 1;
         /** Operations per call of the batch methods ({@link #stream}). */
         private static final int BATCH = 4096;
         /** Batches per flushed stream of the warm-up ({@link #stream}). */
@@ -477,6 +483,15 @@ public final class Perftest {
             }
         }
 
+        /** Whether this iteration is timed: every {@link #SAMPLE_PERIOD}th, counted down without a division. */
+        private boolean sampled() {
+            if (--untilSample != 0) {
+                return false;
+            }
+            untilSample = SAMPLE_PERIOD;
+            return true;
+        }
+
         /** The blocking operations in batches of {@link #BATCH}, as {@link #stream}. */
         private void blocking(long n) {
             for (long i = 0; i < n; i += BATCH) {
@@ -486,7 +501,7 @@ public final class Perftest {
 
         private void blockingBatch(long from, int k) {
             for (long i = from, end = from + k; i < end; i++) {
-                boolean timed = (i & SAMPLE_MASK) == 0;
+                boolean timed = sampled();
                 long t0 = timed ? System.nanoTime() : 0;
                 int rc;
                 while ((rc = once(i)) == Endpoint.BACK_PRESSURED) {
@@ -523,7 +538,7 @@ public final class Perftest {
         private void pingPongBatch(long from, int k) {
             long stampAt = off + size - Long.BYTES;
             for (long i = from, end = from + k; i < end; i++) {
-                boolean timed = (i & SAMPLE_MASK) == 0;
+                boolean timed = sampled();
                 long t0 = timed ? System.nanoTime() : 0;
                 if (me == 0) {
                     send(i, stampAt);
@@ -555,7 +570,7 @@ public final class Perftest {
 
         private void tagPingPongBatch(Messages m, long from, int k) {
             for (long i = from, end = from + k; i < end; i++) {
-                boolean timed = (i & SAMPLE_MASK) == 0;
+                boolean timed = sampled();
                 long t0 = timed ? System.nanoTime() : 0;
                 if (me == 0) {
                     tagSend(m, 0);
@@ -642,7 +657,7 @@ public final class Perftest {
 
         private void amPingPongBatch(long from, int k) {
             for (long i = from, end = from + k; i < end; i++) {
-                boolean timed = (i & SAMPLE_MASK) == 0;
+                boolean timed = sampled();
                 long t0 = timed ? System.nanoTime() : 0;
                 if (me == 0) {
                     amSend(size);
