@@ -592,7 +592,6 @@ public final class Perftest {
          */
         private void tagStream(long n) {
             Messages m = messages();
-            tagOpen = 0;
             for (long i = 0; i < n; i += BATCH) {
                 if (me == 0) {
                     tagSendBatch(m, (int) Math.min(BATCH, n - i));

@@ -72,13 +72,7 @@ public final class Warmup {
      */
     public static void awaitJitQuiet() throws InterruptedException {
         if (compilerQueue() != null) {
-            long deadline = System.nanoTime() + 30_000_000_000L;
-            int quiet = 0;
-            while (quiet < 3 && System.nanoTime() < deadline) {
-                String q = compilerQueue();
-                quiet = q != null && idle(q) ? quiet + 1 : 0;
-                Thread.sleep(50);
-            }
+            queuesIdle(3, 50, 30_000_000_000L);
             return;
         }
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
@@ -110,19 +104,29 @@ public final class Warmup {
      * the first, 55-60 in the others).
      */
     public static boolean awaitJitIdle() throws InterruptedException {
-        long deadline = System.nanoTime() + IDLE_WAIT_NANOS;
+        return queuesIdle(1, 5, IDLE_WAIT_NANOS);
+    }
+
+    /**
+     * Read the compile queues, {@code pauseMillis} apart, until they are idle {@code times} reads in
+     * a row (true), {@code boundNanos} pass or they cannot be read (false).
+     */
+    private static boolean queuesIdle(int times, long pauseMillis, long boundNanos) throws InterruptedException {
+        long deadline = System.nanoTime() + boundNanos;
+        int quiet = 0;
         for (;;) {
             String q = compilerQueue();
             if (q == null) {
                 return false;
             }
-            if (idle(q)) {
+            quiet = idle(q) ? quiet + 1 : 0;
+            if (quiet >= times) {
                 return true;
             }
-            if (System.nanoTime() >= deadline) {
+            if (System.nanoTime() - deadline >= 0) {
                 return false;
             }
-            Thread.sleep(5);
+            Thread.sleep(pauseMillis);
         }
     }
 
