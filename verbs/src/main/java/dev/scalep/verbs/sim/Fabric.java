@@ -502,10 +502,23 @@ final class Fabric {
             if (p == slot) {
                 continue;
             }
-            long o = ownerOf(p);
-            if (o != 0 && deadOwner[p] != o && !entryAlive(p)) {
-                deadOwner[p] = o;
-            }
+            sweepEntry(p, ownerOf(p));
+        }
+    }
+
+    /**
+     * Judge entry p's owner {@code o} as the sweep read it: mark it dead (gone for good) when that
+     * process no longer runs. The judgment is of {@code o} itself, never of the owner word read
+     * again: a peer that leaves between the two reads shows owner 0, which is no process, and its
+     * owner would be marked dead although it runs; when it joins again (same pid, same start time:
+     * the same owner word) every request to it would fail with RETRY_EXC_ERR. The kernels' warm-up
+     * passes leave and join again once per pass, and one such race failed a two-rank stencil.
+     */
+    void sweepEntry(int p, long o) {
+        int e = procEntry(p);
+        if (o != 0 && deadOwner[p] != o
+                && !alive(o, buffer.getLong(e + PROC_PIDNS), buffer.getLongVolatile(e + PROC_LEASE))) {
+            deadOwner[p] = o;
         }
     }
 

@@ -180,6 +180,35 @@ class SimFabricTest {
         }
     }
 
+    /**
+     * A liveness sweep that read a peer's owner word just before the peer left judges that owner,
+     * not the word it reads again (0 then): the peer's process still runs, so when it joins again
+     * (the same owner word) it is a peer, not one gone for good.
+     */
+    @Test
+    void aPeerThatLeftAsTheSweepReadItIsNotGoneWhenItJoinsAgain() {
+        String job = job("rejoin");
+        Fabric a = Fabric.join("sim:mlx5", "mlx5", job);
+        try {
+            Fabric b = Fabric.join("sim:mlx5", "mlx5", job);
+            int p = b.slot;
+            long o = b.ownerOf(p);
+            b.leave();
+            assertEquals(0, a.ownerOf(p), "the entry is free once its process left");
+            a.sweepEntry(p, o);
+            Fabric c = Fabric.join("sim:mlx5", "mlx5", job);
+            try {
+                assertEquals(p, c.slot, "the freed entry is taken again");
+                assertEquals(o, a.ownerOf(p), "by the same owner word");
+                assertFalse(a.peerGone(p), "the process that joined again is a peer");
+            } finally {
+                c.leave();
+            }
+        } finally {
+            a.leave();
+        }
+    }
+
     @Test
     void peersInOneProcessTakeTheInProcessPath() {
         SimDevice d = mlx5(job("local"));
