@@ -4,6 +4,7 @@ import dev.scalep.endpoints.Endpoint;
 import dev.scalep.endpoints.EndpointManager;
 import dev.scalep.endpoints.Completion;
 
+import dev.scalep.verbs.WcStatus;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
@@ -42,7 +43,7 @@ final class Receivers {
                         while (ep.poll(c)) {
                             any = true;
                             if (!c.ok()) {
-                                throw new IllegalStateException("receive completion error: status " + c.status());
+                                throw new IllegalStateException("receive completion error: " + WcStatus.name(c.status()) + " (" + c.status() + ")");
                             }
                             if (c.isRecv()) {
                                 rx.taken.lazySet(idx, ++mine);

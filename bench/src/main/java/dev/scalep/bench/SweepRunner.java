@@ -11,6 +11,7 @@ import dev.scalep.verbs.ContextOptions;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.DeviceCapabilities;
 import dev.scalep.verbs.ResourceUsage;
+import dev.scalep.verbs.WcStatus;
 import dev.scalep.verbs.counters.Counters;
 
 import java.nio.ByteBuffer;
@@ -425,7 +426,7 @@ public final class SweepRunner {
         while (ep.poll(c)) {
             any = true;
             if (!c.ok()) {
-                throw new IllegalStateException("completion error: status " + c.status() + " for wr " + c.wrId());
+                throw new IllegalStateException("completion error: " + WcStatus.name(c.status()) + " (" + c.status() + ") for wr " + c.wrId());
             }
         }
         if (!any) {

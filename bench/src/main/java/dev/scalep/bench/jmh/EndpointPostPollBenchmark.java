@@ -2,6 +2,7 @@ package dev.scalep.bench.jmh;
 
 import dev.scalep.endpoints.Endpoint;
 import dev.scalep.endpoints.Completion;
+import dev.scalep.verbs.WcStatus;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -90,7 +91,7 @@ public class EndpointPostPollBenchmark {
         static void reap(Endpoint ep, Completion c) {
             while (ep.poll(c)) {
                 if (!c.ok()) {
-                    throw new IllegalStateException("completion error: status " + c.status());
+                    throw new IllegalStateException("completion error: " + WcStatus.name(c.status()) + " (" + c.status() + ")");
                 }
             }
         }

@@ -4,6 +4,7 @@ import dev.scalep.endpoints.Endpoint;
 import dev.scalep.policies.SharingConfig;
 import dev.scalep.endpoints.Completion;
 
+import dev.scalep.verbs.WcStatus;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -46,7 +47,7 @@ public final class KernelSupport {
         while (n > 0) {
             if (ep.poll(c)) {
                 if (!c.ok()) {
-                    throw new IllegalStateException("completion error: status " + c.status() + " for wr " + c.wrId()
+                    throw new IllegalStateException("completion error: " + WcStatus.name(c.status()) + " (" + c.status() + ") for wr " + c.wrId()
                             + " on endpoint " + ep.index());
                 }
                 if (!c.isRecv()) {
