@@ -159,6 +159,17 @@ class PerftestCommandTest {
         assertEquals(1, r.lines().stream().filter(l -> l.startsWith("Final:")).count(), r.output());
     }
 
+    /** A bandwidth test's percentile column holds the median time per operation of its batches, not 0. */
+    @Test
+    void aBandwidthTestsPercentileIsItsTypicalTimePerOperation() throws Exception {
+        SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", "ucp_put_bw", "-n", "20000", "-w", "1000", "--json");
+        assertEquals(0, r.rc(), r.out() + r.err());
+        JsonNode j = new ObjectMapper().readTree(r.out().substring(r.out().indexOf('{'), r.out().lastIndexOf('}') + 1));
+        double p50 = j.get("overhead_p50_us").asDouble();
+        assertTrue(p50 > 0 && p50 <= 10 * j.get("overhead_overall_us").asDouble(), r.out());
+        assertFalse(j.has("latency_p50_us"), r.out());
+    }
+
     @Test
     void theTablePrintsUcxPerftestsColumns() {
         SweepCommandTest.Run r = SweepCommandTest.run("perftest", "-t", "ucp_fadd", "-n", "2000", "-w", "1000");
