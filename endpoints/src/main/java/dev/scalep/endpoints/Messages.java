@@ -116,6 +116,8 @@ public final class Messages {
     /** This slot's pair index at every other slot it keeps a stream with. */
     private final int mePair;
     private final int n;
+    /** {@code n - 1}: credits are a power of two ({@link WorldEndpoints}), so a ring slot is {@code seq & ringMask}, not a division per look. */
+    private final int ringMask;
     private final int s;
     private final MemorySegment inbox;
     /** This slot's mailbox in window 0 ({@link MessageHub#boxBytes}): the inbox, then the lines and FIN words. */
@@ -187,6 +189,10 @@ public final class Messages {
         this.pairs = ranks * w;
         this.mePair = hub.me * w + (w == 1 ? 0 : slot);
         this.n = hub.credits;
+        if (Integer.bitCount(n) != 1) {
+            throw new IllegalArgumentException("message credits must be a power of two: " + n);
+        }
+        this.ringMask = n - 1;
         this.s = hub.slotBytes;
         this.box = box;
         this.inbox = box.asSlice(0, (long) pairs * n * s);
@@ -594,7 +600,7 @@ public final class Messages {
 
     /** Where this slot's message {@code seq} goes in a mapped mailbox: its ring slot in the inbox. */
     private long mappedAt(long seq) {
-        return ((long) mePair * n + seq % n) * s;
+        return ((long) mePair * n + (seq & ringMask)) * s;
     }
 
     /** Mark message {@code seq}, written at {@code at} ({@link #mappedAt}) of the mapped mailbox {@code pb}, ready (after its bytes). */
@@ -611,7 +617,7 @@ public final class Messages {
     }
 
     private long stagingAt(int pair, long seq) {
-        return (((long) slot * pairs + pair) * n + seq % n) * s;
+        return (((long) slot * pairs + pair) * n + (seq & ringMask)) * s;
     }
 
     private void header(MemorySegment m, long at, byte kind, int status, int tag, long value, long length, int pair) {
@@ -727,7 +733,7 @@ public final class Messages {
         int to = src == ANY_SOURCE ? pairs : (src + 1) * w;
         for (int pr = from; pr < to; pr++) {
             for (long seq = head[pr]; seq < arrived[pr]; seq++) {
-                int idx = pr * n + (int) (seq % n);
+                int idx = pr * n + (int) (seq & ringMask);
                 if (!consumed[idx] && matches(q, rankOf(pr), inbox.get(ValueLayout.JAVA_INT_UNALIGNED, (long) idx * s + 12))) {
                     deliver(q, pr, idx);
                     return q;
@@ -846,7 +852,7 @@ public final class Messages {
     private void consume(int pair, int idx) {
         consumed[idx] = true;
         while (head[pair] < arrived[pair]) {
-            int i = pair * n + (int) (head[pair] % n);
+            int i = pair * n + (int) (head[pair] & ringMask);
             if (!consumed[i]) {
                 break;
             }
@@ -908,7 +914,7 @@ public final class Messages {
         int to = source == ANY_SOURCE ? pairs : (source + 1) * w;
         for (int pr = from; pr < to; pr++) {
             for (long seq = head[pr]; seq < arrived[pr]; seq++) {
-                int idx = pr * n + (int) (seq % n);
+                int idx = pr * n + (int) (seq & ringMask);
                 long at = (long) idx * s;
                 int t = inbox.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
                 if (!consumed[idx] && ((t ^ tag) & tagMask) == 0 && !reserved(t)) {
@@ -1139,7 +1145,7 @@ public final class Messages {
         for (int pair = 0; pair < pairs; pair++) {
             for (;;) {
                 long seq = arrived[pair];
-                int idx = pair * n + (int) (seq % n);
+                int idx = pair * n + (int) (seq & ringMask);
                 if ((long) WORD.getAcquire(box, (long) idx * s + SEQ_AT) != seq) {
                     break;
                 }
@@ -1209,7 +1215,7 @@ public final class Messages {
      */
     boolean arrived(int pair, long seq, MemorySegment region, long at, int length) {
         long h = (long) WORD.getAcquire(box, lineAt + (long) MessageHub.LINE * pair);
-        int idx = pair * n + (int) (seq % n);
+        int idx = pair * n + (int) (seq & ringMask);
         // [h, h + n): the ring slot's previous message (seq - n) was consumed; its sequence field == seq: this one came already
         long to = (long) idx * s;
         if (length > s || seq < h || seq - h >= n || (long) WORD.getAcquire(box, to + SEQ_AT) == seq) {
