@@ -139,6 +139,16 @@ public final class Messages {
     private final long[] head;
     private final long[] arrived;
     private final long[] creditSent;
+    /**
+     * Per source pair: the consumed count last stored in this mailbox's line, and whether that
+     * sender reads it there (it writes through the mapping: the +8 word of its line). Such a sender
+     * spins on that line while it has no credits, so each store of the count costs a transfer of
+     * the line and holds every later store of this thread behind it: for those pairs the count is
+     * stored once a quarter of the ring was consumed, when nothing else waits in the ring, and
+     * before this thread waits ({@link #publishConsumed}).
+     */
+    private final long[] publishedHead;
+    private final boolean[] readsLine;
     /** Per destination pair: the next sequence number, and messages the destination consumed (set by the hook). */
     private final long[] nextSeq;
     private final AtomicLongArray creditFrom;
@@ -204,6 +214,8 @@ public final class Messages {
         this.head = new long[pairs];
         this.arrived = new long[pairs];
         this.creditSent = new long[pairs];
+        this.publishedHead = new long[pairs];
+        this.readsLine = new boolean[pairs];
         this.nextSeq = new long[pairs];
         this.creditFrom = new AtomicLongArray(pairs);
         for (int i = 0; i < MessageHub.REQUESTS; i++) {
@@ -613,6 +625,9 @@ public final class Messages {
         nextSeq[pair]++;
         if (head[pair] > creditSent[pair]) {
             creditSent[pair] = head[pair]; // the header carried it
+            if (publishedHead[pair] != head[pair]) {
+                publishHead(pair, head[pair]); // the credits it grants are the ones the receive hook checks against
+            }
         }
     }
 
@@ -859,8 +874,26 @@ public final class Messages {
             consumed[i] = false;
             head[pair]++;
         }
-        WORD.setRelease(box, lineAt + (long) MessageHub.LINE * pair, head[pair]);
+        long h = head[pair];
+        if (!readsLine[pair] || h == arrived[pair] || h - publishedHead[pair] >= Math.max(1, n / 4)) {
+            publishHead(pair, h);
+        }
         returnCredits(pair);
+    }
+
+    private void publishHead(int pair, long h) {
+        WORD.setRelease(box, lineAt + (long) MessageHub.LINE * pair, h);
+        publishedHead[pair] = h;
+    }
+
+    /** Store every consumed count not stored yet: this thread is about to wait (a sender may wait for those credits). */
+    private void publishConsumed() {
+        for (int pair = 0; pair < pairs; pair++) {
+            long h = head[pair];
+            if (h != publishedHead[pair]) {
+                publishHead(pair, h);
+            }
+        }
     }
 
     /**
@@ -878,6 +911,7 @@ public final class Messages {
         }
         if (box.get(ValueLayout.JAVA_LONG, lineAt + (long) MessageHub.LINE * pair + 8) != 0) {
             creditSent[pair] = h; // that slot reads the consumed count from this mailbox
+            readsLine[pair] = true;
             return;
         }
         if (control(pair, MessageHub.CREDIT, 0, h)) {
@@ -923,6 +957,7 @@ public final class Messages {
                 }
             }
         }
+        publishConsumed();
         return false;
     }
 
@@ -991,6 +1026,7 @@ public final class Messages {
         if (!done(request)) {
             progress();
             if (!done(request)) {
+                publishConsumed();
                 return false;
             }
         }
