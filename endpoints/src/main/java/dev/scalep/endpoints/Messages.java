@@ -354,12 +354,12 @@ public final class Messages {
         if (pb != null ? !mappedRoom(pair, pb) : !room(pair)) {
             progress();
             if (pb != null ? !mappedRoom(pair, pb) : !room(pair)) {
-                return BACK_PRESSURED;
+                return backPressured();
             }
         }
         int q = allocate();
         if (q < 0) {
-            return BACK_PRESSURED;
+            return backPressured();
         }
         long seq = nextSeq[pair];
         long at = pb != null ? mappedAt(seq) : stagingAt(pair, seq);
@@ -464,7 +464,7 @@ public final class Messages {
             if (!mappedRoom(pair, pb)) {
                 progress();
                 if (!mappedRoom(pair, pb)) {
-                    return BACK_PRESSURED;
+                    return backPressured();
                 }
             }
             long seq = nextSeq[pair];
@@ -479,7 +479,7 @@ public final class Messages {
         if (!room(pair)) {
             progress();
             if (!room(pair)) {
-                return BACK_PRESSURED;
+                return backPressured();
             }
         }
         long seq = nextSeq[pair];
@@ -734,7 +734,7 @@ public final class Messages {
         int q = allocate();
         if (q < 0) {
             progress();
-            return BACK_PRESSURED;
+            return backPressured();
         }
         state[q] = RECV_POSTED;
         source[q] = src;
@@ -886,8 +886,17 @@ public final class Messages {
         publishedHead[pair] = h;
     }
 
+    /**
+     * {@link #BACK_PRESSURED}, after storing the consumed counts not stored yet: the caller will
+     * retry, and the rank it cannot send to may itself wait for credits from this one.
+     */
+    private int backPressured() {
+        publishConsumed();
+        return BACK_PRESSURED;
+    }
+
     /** Store every consumed count not stored yet: this thread is about to wait (a sender may wait for those credits). */
-    private void publishConsumed() {
+    void publishConsumed() {
         for (int pair = 0; pair < pairs; pair++) {
             long h = head[pair];
             if (h != publishedHead[pair]) {

@@ -731,7 +731,20 @@ public final class RankEndpoint implements AutoCloseable {
         for (Endpoint e : distinct) {
             e.checkOwnerFor("progress");
         }
+        publishMessageCredits();
         progressAll();
+    }
+
+    /**
+     * Store the consumed counts of this slot's tagged messages that a mapped sender reads and that
+     * are not stored yet ({@link Messages#publishConsumed}): the calling thread is about to wait
+     * (in progress, a barrier or a flush that waits), and a rank it waits for may itself wait for
+     * those credits.
+     */
+    private void publishMessageCredits() {
+        if (hub != null) {
+            hub.slots[index].publishConsumed();
+        }
     }
 
     /**
@@ -761,6 +774,7 @@ public final class RankEndpoint implements AutoCloseable {
     }
 
     private boolean barrierEntered(long timeoutNanos) {
+        publishMessageCredits();
         long deadline = System.nanoTime() + timeoutNanos;
         Window bw = owner.barrierWindow();
         int ranks = byRank.length;
@@ -902,6 +916,7 @@ public final class RankEndpoint implements AutoCloseable {
             clearTouchedIfQuiet(); // the thread's other endpoints may still carry operations naming its windows
             return ok;
         }
+        publishMessageCredits();
         long deadline = System.nanoTime() + timeoutNanos;
         boolean ok = quiet(e, deadline);
         ok &= settled(deadline);
@@ -945,6 +960,7 @@ public final class RankEndpoint implements AutoCloseable {
                 return ok;
             }
         }
+        publishMessageCredits();
         long deadline = System.nanoTime() + timeoutNanos;
         boolean ok = true;
         for (Endpoint e : distinct) {

@@ -48,6 +48,10 @@ final class MessageSuite {
             ran.add("ordering");
             s.aFastSenderIsBackPressuredAtItsCredits();
             ran.add("back-pressure");
+            if (level.endsWith("+mapped")) { // every rank maps: through the endpoints credits come back by halves
+                s.aReceiverThatStopsReceivingReturnsTheCreditsOfWhatItTook();
+                ran.add("credits-returned");
+            }
             s.truncationFailsOnlyThatReceive();
             ran.add("truncation");
             s.cancelAndProbe();
@@ -276,6 +280,68 @@ final class MessageSuite {
                 await(m, m.recv(prev, 6, Messages.ALL_BITS, buf, 64, 4), "after back-pressure");
             });
         }
+    }
+
+    /**
+     * On mapped mailboxes credits come back for every message taken when the receiver is about to
+     * wait, although it stores its consumed count for a mapped sender only once a quarter of the
+     * ring ({@code n} credits) was consumed. (Through the endpoints a receiver returns credits in
+     * credit messages of half a ring, so there a sender may stay short of fewer than {@code n/2}.) Every slot fills the next rank's ring ({@code n}
+     * messages), takes half of its own, sends half a ring more, then takes {@code n/2 + 1} more:
+     * all had arrived, so the last one taken is not yet counted where its sender looks. Then the
+     * even ranks send {@code n/2 + 1} more, the last of which needs exactly that credit, while the
+     * odd ranks wait in the barrier: their credit must come back as they enter it, an even rank's
+     * (three ranks) as it is back-pressured itself. After the barrier the rest arrives in order.
+     */
+    void aReceiverThatStopsReceivingReturnsTheCreditsOfWhatItTook() throws Exception {
+        inThreads((t, ep, m, buf) -> {
+            int next = (me + 1) % p;
+            int prev = (me + p - 1) % p;
+            int n = m.credits();
+            int[] sent = {0};
+            int[] received = {0};
+            Runnable sendOne = () -> {
+                buf.set(ValueLayout.JAVA_INT, 0, sent[0]);
+                int rc;
+                long spins = 0;
+                while ((rc = m.send(next, 8, buf, 0, 4)) == Messages.BACK_PRESSURED) {
+                    check(++spins < 50_000_000L, "send " + sent[0] + " stayed back-pressured: with " + n
+                            + " credits it needs the credits of the first " + (sent[0] - n + 1) + " messages the next rank took");
+                }
+                check(rc == Messages.COMPLETED, "send outcome " + rc);
+                sent[0]++;
+            };
+            Runnable takeOne = () -> {
+                await(m, m.recv(prev, 8, Messages.ALL_BITS, buf, 64, 4), "message " + received[0]);
+                check(buf.get(ValueLayout.JAVA_INT, 64) == received[0], "message " + received[0] + " out of order");
+                received[0]++;
+            };
+            for (int i = 0; i < n; i++) {
+                sendOne.run();
+            }
+            check(ep.barrier(), "barrier after the full ring");
+            for (int i = 0; i < n / 2; i++) {
+                takeOne.run();
+            }
+            check(ep.barrier(), "barrier after half a ring taken");
+            for (int i = 0; i < n / 2; i++) {
+                sendOne.run();
+            }
+            check(ep.barrier(), "barrier after half a ring more");
+            for (int i = 0; i <= n / 2; i++) {
+                takeOne.run();
+            }
+            if (me % 2 == 0) {
+                for (int i = 0; i <= n / 2; i++) {
+                    sendOne.run();
+                }
+            }
+            check(ep.barrier(), "barrier after the sends that need every credit");
+            int expect = n + n / 2 + (prev % 2 == 0 ? n / 2 + 1 : 0);
+            while (received[0] < expect) {
+                takeOne.run();
+            }
+        });
     }
 
     /**
