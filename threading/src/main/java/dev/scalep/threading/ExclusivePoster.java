@@ -101,8 +101,10 @@ public final class ExclusivePoster extends AbstractSendPath {
         int rec = pending();
         stagedIds[rec] = wrId;
         if (op != tOp || laddr != tLaddr || length != tLength || lkey != tLkey || raddr != tRaddr || rkey != tRkey
-                || imm != tImm || recGen[rec] != gen || flagsOf(rec) != flags) {
+                || imm != tImm || recGen[rec] != gen) {
             stageChanged(rec, op, flags, 0, 0, laddr, length, lkey, raddr, rkey, imm, 0, 0, peer);
+        } else if (flagsOf(rec) != flags) {
+            setFlags(rec, flags); // the template with other flags (the signal's record in one list of q/p): one field
         }
         pending(rec + 1);
     }

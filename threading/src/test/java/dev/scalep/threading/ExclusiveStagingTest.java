@@ -63,8 +63,12 @@ class ExclusiveStagingTest {
                         f[which] = which == 3 ? rnd.nextInt(3) * 4 : rnd.nextInt(3) * 8L;
                     }
                     int fl = rnd.nextInt(5) == 0 ? SendFlags.SIGNALED : 0;
-                    p.stage(1000L * round + i, op, fl, 0, 0, f[2], (int) f[3], (int) f[4], f[5], (int) f[6], (int) f[7],
-                            f[8], f[9], 0);
+                    if (!op.isAtomic() && rnd.nextBoolean()) { // the one-SGE overload the endpoints' writes take
+                        p.stage(1000L * round + i, op, fl, f[2], (int) f[3], (int) f[4], f[5], (int) f[6], (int) f[7], 0);
+                    } else {
+                        p.stage(1000L * round + i, op, fl, 0, 0, f[2], (int) f[3], (int) f[4], f[5], (int) f[6],
+                                (int) f[7], f[8], f[9], 0);
+                    }
                     ops[i] = op;
                     flags[i] = fl;
                     System.arraycopy(f, 0, req, 10 * i, 10);
