@@ -76,7 +76,8 @@ public final class ExclusivePoster extends AbstractSendPath {
      *
      * <p>The common case is small enough for the JIT to inline into the caller: a request equal to
      * the last one staged (the template) in every field but its id and flags, going into a record
-     * that was written with that template, needs only its flags compared; anything else goes to
+     * that was written with that template, needs only its flags compared, and when they differ
+     * (the signal moves from one record to another) only the flags written; anything else goes to
      * {@link #stageChanged}, which writes what differs.
      */
     public void stage(long wrId, Opcode op, int flags, long headerAddr, int headerLength, long laddr, int length,
@@ -84,9 +85,11 @@ public final class ExclusivePoster extends AbstractSendPath {
         int rec = pending();
         stagedIds[rec] = wrId;
         if (op != tOp || laddr != tLaddr || length != tLength || lkey != tLkey || raddr != tRaddr || rkey != tRkey
-                || imm != tImm || headerLength != 0 || recGen[rec] != gen || flagsOf(rec) != flags) {
+                || imm != tImm || headerLength != 0 || recGen[rec] != gen) {
             stageChanged(rec, op, flags, headerAddr, headerLength, laddr, length, lkey, raddr, rkey, imm, compareAdd,
                     swap, peer);
+        } else if (flagsOf(rec) != flags) {
+            setFlags(rec, flags);
         }
         pending(rec + 1);
     }
@@ -104,7 +107,7 @@ public final class ExclusivePoster extends AbstractSendPath {
                 || imm != tImm || recGen[rec] != gen) {
             stageChanged(rec, op, flags, 0, 0, laddr, length, lkey, raddr, rkey, imm, 0, 0, peer);
         } else if (flagsOf(rec) != flags) {
-            setFlags(rec, flags); // the template with other flags (the signal's record in one list of q/p): one field
+            setFlags(rec, flags); // the template with other flags (with q = 2p, the signaled record of every second list)
         }
         pending(rec + 1);
     }
