@@ -31,7 +31,7 @@ class MessageTest {
 
     /** The scenarios at {@code level}: where every rank maps its mailboxes, also the lazily returned credits. */
     static List<String> scenarios(String level) {
-        if (!level.endsWith("+mapped")) {
+        if (!MessageSuite.everyRankMaps(level)) {
             return SCENARIOS;
         }
         List<String> all = new ArrayList<>(SCENARIOS);
