@@ -157,14 +157,14 @@ final class PerftestCommand implements Callable<Integer> {
                 ? EndpointOptions.DEFAULTS.withFeatures(postlist, unsignaled, 0).withDepths(depth, 8).withBuffers(64, 64)
                 : EndpointOptions.DEFAULTS.withFeatures(1, Math.min(unsignaled, 16), 0).withDepths(64, 8).withBuffers(64, 64);
         // Messages: receive slots that hold an active message's payload up to 64 KiB and a tagged message's up to
-        // 8 KiB (rendezvous above), and 64 of them (credits are a quarter of the receives), 256 for a stream of
-        // slots of up to 8 KiB: 64 credits, returned after 32 are taken (at 8 receives, 2 credits, a tag_bw
-        // sender waited for a credit round trip at every message; 256 slots of 64 KiB would be 16 MiB a QP).
-        // Atomics emulated on a device without RDMA atomics (sim:efa) take receives too: 64 leave each thread
-        // 4 requests in flight to the other rank (WorldEndpoints.emulationCredits).
+        // 8 KiB (rendezvous above), and 64 of them (credits are a quarter of the receives); a stream of slots of
+        // up to 8 KiB gets more (streamRecvDepth). Atomics emulated on a device without RDMA atomics (sim:efa)
+        // take receives too: 64 leave each thread 4 requests in flight to the other rank
+        // (WorldEndpoints.emulationCredits).
         int slotBytes = p.test().active() ? Perftest.activeSlotBytes(size) : Perftest.tagSlotBytes(size);
         EndpointOptions opts = p.test().tagged()
-                ? base.withDepths(stream ? depth : 64, stream && slotBytes <= Perftest.tagSlotBytes(Perftest.MAX_TAG_EAGER) ? 256 : 64).withBuffers(64, slotBytes)
+                ? base.withDepths(stream ? depth : 64, stream && slotBytes <= Perftest.tagSlotBytes(Perftest.MAX_TAG_EAGER)
+                        ? streamRecvDepth(slotBytes) : 64).withBuffers(64, slotBytes)
                 : p.test().atomic() ? base.withDepths(stream ? depth : 64, 64) : base;
         if (Bootstrap.launched(System.getenv())) {
             try (World w = World.open()) {
@@ -252,5 +252,23 @@ final class PerftestCommand implements Callable<Integer> {
         if (!r.checked()) {
             Output.line(System.err, "perftest: " + r.detail());
         }
+    }
+
+    /** Receive-slot bytes a message stream's endpoint gets at most ({@link #streamRecvDepth}). */
+    static final int STREAM_RECV_BYTES = 256 << 10;
+
+    /**
+     * Receive slots for a message stream ({@code tag_bw}, {@code ucp_am_bw}) of {@code slotBytes}-byte
+     * slots: {@link #STREAM_RECV_BYTES} of them, at least 256 and at most 4096 (every simulated
+     * device's {@code max_qp_wr} allows that many). The credits between a pair of slots, and with
+     * them the inbox ring, are a quarter of that; a receiver stores its consumed count for a mapped
+     * sender once a quarter of the ring was consumed. With a short ring the two threads take turns
+     * waiting: at 256 slots (64 credits) a {@code tag_bw -s 8 --transport shm} receiver found its
+     * inbox empty at about half of its looks and the sender waited for credits a quarter of its time
+     * (8-byte messages, 20,000,000: 17.3 M msg/s at 256 slots, 20.0 at 1024, 21.4 at 4096). At 256
+     * slots of 8 KiB a QP holds 2 MiB; larger slots get the 256 a stream always had.
+     */
+    static int streamRecvDepth(int slotBytes) {
+        return Math.max(256, Math.min(4096, STREAM_RECV_BYTES / slotBytes));
     }
 }

@@ -209,4 +209,17 @@ class PerftestCommandTest {
                 + "2 processes, 2 threads")).count(), r.output());
         assertEquals(1, r.lines().stream().filter(l -> l.startsWith("Final:")).count(), r.output());
     }
+
+    /**
+     * A message stream's receive slots: 256 KiB of them between 256 and 4096 slots, so an 8-byte
+     * stream gets 1024 credits and a slot of 8 KiB the 256 it had.
+     */
+    @Test
+    void streamsGetReceiveSlotsByBytes() {
+        assertEquals(4096, PerftestCommand.streamRecvDepth(64));
+        assertEquals(2048, PerftestCommand.streamRecvDepth(128));
+        assertEquals(512, PerftestCommand.streamRecvDepth(512));
+        assertEquals(256, PerftestCommand.streamRecvDepth(1088));
+        assertEquals(256, PerftestCommand.streamRecvDepth(8256));
+    }
 }
