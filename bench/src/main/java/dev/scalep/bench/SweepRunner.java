@@ -42,8 +42,6 @@ import java.util.stream.Collectors;
 public final class SweepRunner {
     /** Payload bytes per message (the research used 2). */
     public static final int PAYLOAD = 2;
-    /** Untimed rounds before the timed repeats of each configuration. */
-    static final int WARM_ROUNDS = 2;
     private static final long TIMEOUT_NANOS = TimeUnit.MINUTES.toNanos(5);
 
     private SweepRunner() {
@@ -141,7 +139,7 @@ public final class SweepRunner {
 
     /**
      * Measure {@code repeats} timed runs of {@code p} posting the messages of {@code w} after warm-up
-     * runs of {@code warmup} messages per thread ({@link SteadyWarmup}; the tagged sweep runs two).
+     * runs of {@code warmup} messages per thread ({@link SteadyWarmup}, in the tagged sweep too).
      * One rank: sender and receiver managers in this process. Two ranks: the sender threads on rank
      * 0, the receiver on rank 1; rank 1 waits at a barrier while rank 0 measures (for sends, its
      * receiver threads repost each receive), and only rank 0 gets measurements. {@code each} receives every measurement as it is made.

@@ -36,7 +36,8 @@ import org.agrona.concurrent.IdleStrategy;
  * rank 1 receives, and a round ends for a sender thread when its receiver's zero-byte answer
  * arrives (every message was matched); on one rank each slot sends to itself (the loopback) and
  * receives in the same loop. Rounds are timed as {@link SweepRunner}'s: from the first sender
- * thread's start to the last one's end, after two untimed warm-up rounds; the sending rank's
+ * thread's start to the last one's end, after untimed warm-up rounds until the JIT is quiet and the
+ * rate steady ({@link SteadyWarmup}, decided by rank 0, agreed by every rank); the sending rank's
  * counters (every endpoint, send path and CQ of the rank, credit messages included) are read
  * before each round and after its last sender thread ended it, as {@link SweepRunner} reads its
  * sender's. After the last round every slot of every rank meets in {@link RankEndpoint#barrier()}
@@ -50,7 +51,41 @@ final class TaggedSweep {
     private static final long TIMEOUT_NANOS = TimeUnit.MINUTES.toNanos(5);
     private static final long STUCK_NANOS = TimeUnit.SECONDS.toNanos(60);
 
+    /** What a round is, as the ranks agree on it before it opens ({@link #agree}). */
+    private static final int WARM = 0;
+    private static final int TIMED = 1;
+    private static final int STOP = 2;
+    private static final int FAILED = 3;
+    /** A round's message count that tells the worker threads to leave. */
+    private static final long NO_ROUND = -1;
+
     private TaggedSweep() {
+    }
+
+    /**
+     * The kind of the next round: rank 0's {@code mine} (it decides warm-up and repeats), or
+     * {@link #STOP} when any rank says {@link #FAILED}. Every rank calls it once per round, so the
+     * ranks' collectives stay paired whatever happened in the round.
+     */
+    private static int agree(World world, int mine) {
+        byte[][] all = world.allgather(ByteBuffer.allocate(4).putInt(mine).array());
+        for (byte[] b : all) {
+            if (ByteBuffer.wrap(b).getInt() == FAILED) {
+                return STOP;
+            }
+        }
+        return ByteBuffer.wrap(all[0]).getInt();
+    }
+
+    /** Open a round (or the stop) to the worker threads: false, with the failure recorded, when the barrier broke. */
+    private static boolean open(CyclicBarrier start, AtomicReference<Throwable> failure) throws InterruptedException {
+        try {
+            start.await(5, TimeUnit.MINUTES);
+            return true;
+        } catch (BrokenBarrierException | TimeoutException e) {
+            failure.compareAndSet(null, e);
+            return false;
+        }
     }
 
     static List<Measurement> run(World world, Device device, SweepPoint p, Workload w, int repeats, long warmup,
@@ -60,17 +95,17 @@ final class TaggedSweep {
         int threads = p.threads();
         int me = world.rank();
         int ranks = world.size();
-        int warmRounds = warmup > 0 ? SweepRunner.WARM_ROUNDS : 0;
-        int rounds = warmRounds + repeats;
-        long perThread = warmRounds * warmup + repeats * p.messages();
+        int maxRounds = repeats + (warmup > 0 ? SteadyWarmup.MAX_ROUNDS : 0);
         boolean sends = me == 0;
         long stride = (w.size() + 63L) & ~63L;
         List<Measurement> out = new ArrayList<>();
         try (WorldEndpoints we = WorldEndpoints.open(world, device, cfg, threads, opts)) {
             ResourceUsage resources = we.resources();
             MemorySegment mem = we.allocate(threads * (POSTED + 1) * stride);
-            long[][] begin = new long[rounds][threads];
-            long[][] finish = new long[rounds][threads];
+            long[][] begin = new long[maxRounds][threads];
+            long[][] finish = new long[maxRounds][threads];
+            // messages per thread of each round, set by this rank's coordinator before it opens the round; NO_ROUND ends
+            long[] plan = new long[maxRounds + 1];
             CyclicBarrier start = new CyclicBarrier(threads + 1);
             AtomicInteger arrived = new AtomicInteger();
             AtomicInteger ended = new AtomicInteger();
@@ -84,20 +119,21 @@ final class TaggedSweep {
                     try (RankEndpoint re = we.acquire()) {
                         Stream s = new Stream(re, re.messages(), ranks - 1 - me, ranks, mem.asSlice(idx * (POSTED + 1) * stride,
                                 (POSTED + 1) * stride), stride, w.size(), received, idx, we.waitIdle());
-                        for (int r = 0; r < rounds; r++) {
-                            long n = r < warmRounds ? warmup : p.messages();
-                            if (sends) {
-                                start.await(5, TimeUnit.MINUTES);
+                        for (int r = 0; ; r++) {
+                            start.await(5, TimeUnit.MINUTES); // the coordinator set plan[r] before its await
+                            long n = plan[r];
+                            if (n == NO_ROUND) {
+                                break;
                             }
                             begin[r][idx] = System.nanoTime();
                             s.round(n, sends, me == ranks - 1);
                             finish[r][idx] = System.nanoTime();
-                            if (sends) { // keep progressing: at levels whose threads share a QP, the others need it
-                                arrived.incrementAndGet();
-                                while (ended.get() <= r && failure.get() == null) {
-                                    s.m.progress();
-                                    Thread.yield();
-                                }
+                            // keep progressing until every thread of the rank ended the round: at levels whose
+                            // threads share a QP, the others need it
+                            arrived.incrementAndGet();
+                            while (ended.get() <= r && failure.get() == null) {
+                                s.m.progress();
+                                Thread.yield();
                             }
                         }
                         if (!re.barrier()) {
@@ -109,25 +145,46 @@ final class TaggedSweep {
                     }
                 }));
             }
+            long perThread = 0;
             try {
-                for (int r = 0; sends && r < rounds && failure.get() == null; r++) {
-                    if (r >= warmRounds) {
-                        Warmup.awaitJitIdle(); // as SweepRunner's timed rounds
+                // Every rank's coordinator runs the same rounds: rank 0 decides whether another warm-up round
+                // runs (SteadyWarmup, as SweepRunner's), and the ranks agree on each round before it opens, each
+                // after its compilers went idle before a timed one: with two fixed warm-up rounds a receiving
+                // rank still compiled its receive path in the first timed round, and the first level of a sweep
+                // was measured at half its later rate. A failure on any rank stops every rank at the next round.
+                SteadyWarmup steady = warmup > 0 ? new SteadyWarmup() : null;
+                boolean warming = steady != null;
+                int rep = 0;
+                for (int r = 0; ; r++) {
+                    int want = failure.get() != null ? FAILED : rep == repeats ? STOP : warming ? WARM : TIMED;
+                    if (want == TIMED) {
+                        Warmup.awaitJitIdle(); // a late compile would share a core with the round
                     }
+                    int kind = agree(world, want);
+                    if (kind == STOP && failure.get() != null) {
+                        break; // the finally breaks the start barrier for the threads still waiting at it
+                    }
+                    plan[r] = kind == WARM ? warmup : kind == TIMED ? p.messages() : NO_ROUND;
                     // the sender threads wait at the start barrier: its counters are still
-                    Map<String, Long> before = Counters.ENABLED ? we.counterTotals() : null;
-                    start.await(5, TimeUnit.MINUTES);
+                    Map<String, Long> before = Counters.ENABLED && sends && kind == TIMED ? we.counterTotals() : null;
+                    if (!open(start, failure)) {
+                        continue; // FAILED at the next round
+                    }
+                    if (kind == STOP) {
+                        break;
+                    }
+                    perThread += plan[r];
                     long deadline = System.nanoTime() + TIMEOUT_NANOS;
                     while (arrived.get() < threads * (r + 1) && failure.get() == null) {
                         if (System.nanoTime() > deadline) {
-                            throw new IllegalStateException("a round did not end within 5 minutes");
+                            failure.compareAndSet(null, new IllegalStateException("a round did not end within 5 minutes"));
                         }
                         Thread.sleep(0, 100_000);
                     }
-                    // every sender thread's round ended (its receiver's answer arrived); they only progress now
+                    // every thread's round ended (a sender's when its receiver's answer arrived); they only progress now
                     CounterDelta moved = before == null ? null : CounterDelta.between(before, we.counterTotals());
                     ended.set(r + 1);
-                    if (failure.get() != null || r < warmRounds) {
+                    if (failure.get() != null) {
                         continue;
                     }
                     long first = Long.MAX_VALUE;
@@ -136,15 +193,23 @@ final class TaggedSweep {
                         first = Math.min(first, begin[r][t]);
                         last = Math.max(last, finish[r][t]);
                     }
-                    Measurement m = new Measurement(p, r - warmRounds + 1, (last - first) / 1e9, p.messages() * threads,
-                            resources, "", p.unsignaled(), ranks, w.size(), moved);
-                    out.add(m);
-                    each.accept(m);
+                    if (kind == WARM) {
+                        if (sends) { // rank 0 decides; the other ranks follow what agree() tells them
+                            warming = steady.another(warmup * threads, last - first);
+                        }
+                        continue;
+                    }
+                    rep++;
+                    if (sends) {
+                        Measurement m = new Measurement(p, rep, (last - first) / 1e9, p.messages() * threads, resources, "",
+                                p.unsignaled(), ranks, w.size(), moved, steady == null ? 0 : steady.rounds(), 0);
+                        out.add(m);
+                        each.accept(m);
+                    }
                 }
-            } catch (BrokenBarrierException | TimeoutException | RuntimeException e) {
-                failure.compareAndSet(null, e);
             } finally {
                 ended.set(Integer.MAX_VALUE);
+                start.reset(); // a worker still waiting for a round that will not open leaves (its failure is not the first)
                 for (Thread th : workers) {
                     th.join(); // every wait in them is bounded; a receiving rank's threads may still be at work here
                 }

@@ -62,11 +62,14 @@ class MpirunSweepTest {
         assertEquals(1 + 2, csv.size(), String.join("\n", csv)); // 2 levels x 1 repeat
         List<String> header = List.of(csv.get(0).split(","));
         int messages = header.indexOf("messages");
-        assertTrue(messages > 0, csv.get(0));
+        int warm = header.indexOf("warmupRounds");
+        assertTrue(messages > 0 && warm > 0, csv.get(0));
         for (String row : csv.subList(1, csv.size())) {
             String[] f = row.replaceAll("\"[^\"]*\"", "quoted").split(",", -1); // quoted columns hold commas
             assertEquals(header.size(), f.length, row);
             assertEquals("6000", f[messages], row);
+            // warmed up until steady on both ranks (SteadyWarmup), tagged messages too: at least its minimum of rounds
+            assertTrue(Integer.parseInt(f[warm]) >= 2, row);
         }
         String json = Files.readString(out.resolve("results.json"));
         assertTrue(json.contains("\"op\" : \"" + op + "\""), json.substring(0, Math.min(1500, json.length())));
