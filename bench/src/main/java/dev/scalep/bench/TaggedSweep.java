@@ -164,47 +164,51 @@ final class TaggedSweep {
                     if (kind == STOP && failure.get() != null) {
                         break; // the finally breaks the start barrier for the threads still waiting at it
                     }
-                    plan[r] = kind == WARM ? warmup : kind == TIMED ? p.messages() : NO_ROUND;
-                    // the sender threads wait at the start barrier: its counters are still
-                    Map<String, Long> before = Counters.ENABLED && sends && kind == TIMED ? we.counterTotals() : null;
-                    if (!open(start, failure)) {
-                        continue; // FAILED at the next round
-                    }
-                    if (kind == STOP) {
-                        break;
-                    }
-                    perThread += plan[r];
-                    long deadline = System.nanoTime() + TIMEOUT_NANOS;
-                    while (arrived.get() < threads * (r + 1) && failure.get() == null) {
-                        if (System.nanoTime() > deadline) {
-                            failure.compareAndSet(null, new IllegalStateException("a round did not end within 5 minutes"));
+                    try { // whatever fails here, every rank still agrees on the next round
+                        plan[r] = kind == WARM ? warmup : kind == TIMED ? p.messages() : NO_ROUND;
+                        // the sender threads wait at the start barrier: its counters are still
+                        Map<String, Long> before = Counters.ENABLED && sends && kind == TIMED ? we.counterTotals() : null;
+                        if (!open(start, failure)) {
+                            continue; // FAILED at the next round
                         }
-                        Thread.sleep(0, 100_000);
-                    }
-                    // every thread's round ended (a sender's when its receiver's answer arrived); they only progress now
-                    CounterDelta moved = before == null ? null : CounterDelta.between(before, we.counterTotals());
-                    ended.set(r + 1);
-                    if (failure.get() != null) {
-                        continue;
-                    }
-                    long first = Long.MAX_VALUE;
-                    long last = Long.MIN_VALUE;
-                    for (int t = 0; t < threads; t++) {
-                        first = Math.min(first, begin[r][t]);
-                        last = Math.max(last, finish[r][t]);
-                    }
-                    if (kind == WARM) {
-                        if (sends) { // rank 0 decides; the other ranks follow what agree() tells them
-                            warming = steady.another(warmup * threads, last - first);
+                        if (kind == STOP) {
+                            break;
                         }
-                        continue;
-                    }
-                    rep++;
-                    if (sends) {
-                        Measurement m = new Measurement(p, rep, (last - first) / 1e9, p.messages() * threads, resources, "",
-                                p.unsignaled(), ranks, w.size(), moved, steady == null ? 0 : steady.rounds(), 0);
-                        out.add(m);
-                        each.accept(m);
+                        perThread += plan[r];
+                        long deadline = System.nanoTime() + TIMEOUT_NANOS;
+                        while (arrived.get() < threads * (r + 1) && failure.get() == null) {
+                            if (System.nanoTime() > deadline) {
+                                failure.compareAndSet(null, new IllegalStateException("a round did not end within 5 minutes"));
+                            }
+                            Thread.sleep(0, 100_000);
+                        }
+                        // every thread's round ended (a sender's when its receiver's answer arrived); they only progress now
+                        CounterDelta moved = before == null ? null : CounterDelta.between(before, we.counterTotals());
+                        ended.set(r + 1);
+                        if (failure.get() != null) {
+                            continue;
+                        }
+                        long first = Long.MAX_VALUE;
+                        long last = Long.MIN_VALUE;
+                        for (int t = 0; t < threads; t++) {
+                            first = Math.min(first, begin[r][t]);
+                            last = Math.max(last, finish[r][t]);
+                        }
+                        if (kind == WARM) {
+                            if (sends) { // rank 0 decides; the other ranks follow what agree() tells them
+                                warming = steady.another(warmup * threads, last - first);
+                            }
+                            continue;
+                        }
+                        rep++;
+                        if (sends) {
+                            Measurement m = new Measurement(p, rep, (last - first) / 1e9, p.messages() * threads, resources, "",
+                                    p.unsignaled(), ranks, w.size(), moved, steady == null ? 0 : steady.rounds(), 0);
+                            out.add(m);
+                            each.accept(m);
+                        }
+                    } catch (RuntimeException e) {
+                        failure.compareAndSet(null, e);
                     }
                 }
             } finally {
