@@ -333,6 +333,7 @@ class CrossProcessTest {
             fill(l.mem, 64, 64, 8);
             signal("STOP", c.process.pid());
             try {
+                awaitStopped(c.process.pid()); // the precondition: no thread of the peer runs once the sends go
                 l.add(w, 1, Opcode.SEND, SendFlags.SIGNALED, 0, 64, 0, 0);
                 l.add(w, 2, Opcode.SEND, SendFlags.SIGNALED, 64, 64, 0, 0);
                 assertEquals(0, l.qp.postSend(w));
@@ -359,6 +360,36 @@ class CrossProcessTest {
             List<byte[]> got = List.of(c.dump(FabricPeer.MEM / 2, 64), c.dump(FabricPeer.MEM / 2 + 64, 64));
             assertTrue(got.stream().anyMatch(b -> Arrays.equals(b, pattern(64, 7)))
                     && got.stream().anyMatch(b -> Arrays.equals(b, pattern(64, 8))), "both payloads arrived");
+        }
+    }
+
+    /**
+     * Wait until every thread of process {@code pid} is stopped (state T in its
+     * {@code /proc/PID/task/TID/stat}): {@code kill} returns once the signal is sent, and a loaded
+     * machine may run a thread of the target a little longer.
+     */
+    private static void awaitStopped(long pid) throws Exception {
+        Path tasks = Path.of("/proc", Long.toString(pid), "task");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (;;) {
+            boolean all = true;
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(tasks)) {
+                for (Path t : ds) {
+                    String stat;
+                    try {
+                        stat = Files.readString(t.resolve("stat"));
+                    } catch (IOException gone) { // the thread ended between the listing and the read
+                        continue;
+                    }
+                    char state = stat.charAt(stat.lastIndexOf(')') + 2); // the field after "(comm)"
+                    all &= state == 'T' || state == 't';
+                }
+            }
+            if (all) {
+                return;
+            }
+            assertTrue(System.nanoTime() < deadline, "process " + pid + " did not stop within 10 s of SIGSTOP");
+            Thread.sleep(1);
         }
     }
 
