@@ -148,8 +148,8 @@ final class TaggedSweep {
             long perThread = 0;
             try {
                 // Every rank's coordinator runs the same rounds: rank 0 decides whether another warm-up round
-                // runs (SteadyWarmup, as SweepRunner's), and the ranks agree on each round before it opens, each
-                // after its compilers went idle before a timed one: with two fixed warm-up rounds a receiving
+                // runs (SteadyWarmup, as SweepRunner's), the ranks agree on each round before it opens, and before
+                // a timed one every rank's compilers go idle and the ranks meet: with two fixed warm-up rounds a receiving
                 // rank still compiled its receive path in the first timed round, and the first level of a sweep
                 // was measured at half its later rate. A failure on any rank stops every rank at the next round.
                 SteadyWarmup steady = warmup > 0 ? new SteadyWarmup() : null;
@@ -157,12 +157,13 @@ final class TaggedSweep {
                 int rep = 0;
                 for (int r = 0; ; r++) {
                     int want = failure.get() != null ? FAILED : rep == repeats ? STOP : warming ? WARM : TIMED;
-                    if (want == TIMED) {
-                        Warmup.awaitJitIdle(); // a late compile would share a core with the round
-                    }
-                    int kind = agree(world, want);
+                    int kind = agree(world, want); // only rank 0's warming and rep decide; the others follow
                     if (kind == STOP && failure.get() != null) {
                         break; // the finally breaks the start barrier for the threads still waiting at it
+                    }
+                    if (kind == TIMED) { // every rank's compilers idle before the round opens on any of them
+                        Warmup.awaitJitIdle(); // a late compile would share a core with the round
+                        world.barrier();
                     }
                     try { // whatever fails here, every rank still agrees on the next round
                         plan[r] = kind == WARM ? warmup : kind == TIMED ? p.messages() : NO_ROUND;
