@@ -178,22 +178,22 @@ abstract sealed class AbstractSendPath implements SendPath
      * field had been written.
      */
     protected final void rewrite(int rec, SendBatch b, int i) {
-        list.wrId(rec, credits.sequence(b.wrId[i]));
-        Opcode op = b.op[i];
+        list.wrId(rec, credits.sequence(b.wrId(i)));
+        Opcode op = b.op(i);
         if (connectionless || op.isAtomic() || differs(rec, b, i)) {
-            write(rec, op, b.flags[i], b.headerAddr[i], b.headerLength[i], b.localAddr[i], b.length[i], b.lkey[i],
-                    b.remoteAddr[i], b.rkey[i], b.imm[i], b.compareAdd[i], b.swap[i], b.peer[i]);
+            write(rec, op, b.flags(i), b.headerAddr(i), b.headerLength(i), b.localAddr(i), b.length(i), b.lkey(i),
+                    b.remoteAddr(i), b.rkey(i), b.imm(i), b.compareAdd(i), b.swap(i), b.peer(i));
         }
     }
 
     /** Whether request {@code i} of {@code b} differs from what record {@code rec} holds in any field but its id (connected QPs). */
     private boolean differs(int rec, SendBatch b, int i) {
-        Opcode op = b.op[i];
-        return op != recOp[rec] || b.flags[i] != recFlags[rec] || b.localAddr[i] != recAddr[rec]
-                || b.length[i] != recLength[rec] || b.lkey[i] != recLkey[rec] || b.headerLength[i] != recHeaderLength[rec]
-                || b.headerAddr[i] != recHeaderAddr[rec]
-                || (op.isRdma() && (b.remoteAddr[i] != recRemoteAddr[rec] || b.rkey[i] != recRkey[rec]))
-                || (op.hasImmediate() && b.imm[i] != recImm[rec]);
+        Opcode op = b.op(i);
+        return op != recOp[rec] || b.flags(i) != recFlags[rec] || b.localAddr(i) != recAddr[rec]
+                || b.length(i) != recLength[rec] || b.lkey(i) != recLkey[rec] || b.headerLength(i) != recHeaderLength[rec]
+                || b.headerAddr(i) != recHeaderAddr[rec]
+                || (op.isRdma() && (b.remoteAddr(i) != recRemoteAddr[rec] || b.rkey(i) != recRkey[rec]))
+                || (op.hasImmediate() && b.imm(i) != recImm[rec]);
     }
 
     /**
@@ -401,15 +401,14 @@ abstract sealed class AbstractSendPath implements SendPath
         int rec = pending;
         SendWorkRequests w = list;
         SendCredits c = credits;
-        long[] ids = b.wrId;
         for (int i = 0; i < n; i++, rec++) {
             // the id, then only what changed: one loop the JIT compiles whole (a call per request
             // to a separately compiled method kept every field load and range check per request)
-            w.wrId(rec, c.sequence(ids[i]));
-            Opcode op = b.op[i];
+            w.wrId(rec, c.sequence(b.wrId(i)));
+            Opcode op = b.op(i);
             if (connectionless || op.isAtomic() || differs(rec, b, i)) {
-                write(rec, op, b.flags[i], b.headerAddr[i], b.headerLength[i], b.localAddr[i], b.length[i], b.lkey[i],
-                        b.remoteAddr[i], b.rkey[i], b.imm[i], b.compareAdd[i], b.swap[i], b.peer[i]);
+                write(rec, op, b.flags(i), b.headerAddr(i), b.headerLength(i), b.localAddr(i), b.length(i), b.lkey(i),
+                        b.remoteAddr(i), b.rkey(i), b.imm(i), b.compareAdd(i), b.swap(i), b.peer(i));
             }
         }
         pending = rec;

@@ -70,9 +70,9 @@ public final class CombiningPoster extends AbstractSendPath {
 
     @Override
     protected int postAdmitted(SendBatch b, int n) {
-        int mine = WrIds.owner(b.wrId[0]);
+        int mine = WrIds.owner(b.wrId(0));
         long refusedBefore = mine < owners ? credits.rejected(mine) : 0;
-        if (combining.compareAndSet(0, 1)) {
+        if (tryAcquire()) {
             // Uncontended (or the holder just left): post directly, behind whatever was queued.
             long mark = 0;
             if (Counters.ENABLED) {
@@ -178,6 +178,14 @@ public final class CombiningPoster extends AbstractSendPath {
         return r;
     }
 
+    /**
+     * Take the combiner flag if it is free: read first, so that a thread finding it held leaves
+     * the holder's cache line shared instead of taking it away with a failing compare-and-swap.
+     */
+    private boolean tryAcquire() {
+        return combining.lvVal() == 0 && combining.compareAndSet(0, 1);
+    }
+
     private void release() {
         // Volatile store, then the volatile re-read of the queue by the caller (combine()).
         combining.set(0);
@@ -215,7 +223,7 @@ public final class CombiningPoster extends AbstractSendPath {
         int rc = 0;
         int left = drainLimit;
         while (left > 0 && !queue.isEmpty()) {
-            if (!combining.compareAndSet(0, 1)) {
+            if (!tryAcquire()) {
                 return rc; // the holder re-checks the queue after releasing (see class comment)
             }
             int got;
