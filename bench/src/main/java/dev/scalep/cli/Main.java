@@ -20,6 +20,7 @@ import picocli.CommandLine.Command;
                 PerftestCommand.class,
                 SpmdCommand.class,
                 StatCommand.class,
+                DriftCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Main implements Runnable {

@@ -1,0 +1,319 @@
+package dev.scalep.cli;
+
+import dev.scalep.endpoints.Completion;
+import dev.scalep.endpoints.Endpoint;
+import dev.scalep.endpoints.EndpointManager;
+import dev.scalep.endpoints.EndpointOptions;
+import dev.scalep.policies.SharingConfig;
+import dev.scalep.verbs.Device;
+import dev.scalep.verbs.Devices;
+import dev.scalep.verbs.WcStatus;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.util.Arrays;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * {@code scalep drift}: does the machine keep one speed while a level is measured? In one JVM, with
+ * the same compiled code throughout, each cycle runs a machine probe on every thread at once (the
+ * same fixed arithmetic; threads 0 and 1 also bounce one cache line) and then a burst of 2-byte RDMA
+ * writes at a sharing level, one endpoint per thread, and prints both. A rate that moves with the
+ * probe moves with the machine, not with the level or the JIT.
+ */
+@Command(name = "drift", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Does this machine keep one speed? In one JVM, alternate a machine probe (every thread runs the "
+                + "same fixed arithmetic at once; two of them bounce a cache line) with a burst of 2-byte RDMA writes at "
+                + "a sharing level, one endpoint per thread; print each cycle's probe and rate, then the rate in the "
+                + "probe's fastest and slowest thirds and where the line's round trip was far or near. A rate that "
+                + "follows a probe follows the machine, not the level or the JIT.",
+        footer = {"", "Examples:",
+                "  scalep drift",
+                "  scalep drift --category mpi-everywhere --cycles 120",
+                "  scalep drift --threads 4 --category static --postlist 32"})
+final class DriftCommand implements Callable<Integer> {
+    /** Cycles left out of the summary: the JIT compiles the write path during them. */
+    static final int WARMUP_CYCLES = 5;
+    private static final int PROBE_ROUNDS = 16_000;
+    private static final int LINE_ROUND_TRIPS = 200_000;
+    /** A line round trip this many times the nearest third's median counts as far. */
+    static final int FAR = 3;
+
+    @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}).")
+    String device = Devices.DEFAULT;
+
+    @Option(names = "--category", paramLabel = "LEVEL", description = "Sharing level: a category or the axes form "
+            + "(default: ${DEFAULT-VALUE}).")
+    String category = "shared-dynamic";
+
+    @Option(names = "--threads", paramLabel = "N", description = "Threads, each with its own endpoint (2..64; "
+            + "default: ${DEFAULT-VALUE}).")
+    int threads = 2;
+
+    @Option(names = "--postlist", paramLabel = "P", description = "p: work requests per doorbell (1..256; default: "
+            + "${DEFAULT-VALUE}, where threads on one UAR page meet).")
+    int postlist = 1;
+
+    @Option(names = "--cycles", paramLabel = "N", description = "Probe-and-burst cycles (" + (WARMUP_CYCLES + 3)
+            + "..100000; default: ${DEFAULT-VALUE}); the first " + WARMUP_CYCLES + " are warm-up.")
+    int cycles = 60;
+
+    @Option(names = "--messages", paramLabel = "N", description = "Writes per thread per burst (1000..100000000; "
+            + "default: ${DEFAULT-VALUE}).")
+    long messages = 1_000_000;
+
+    /** One cycle: probe time of the slowest thread, line round trip, write rate. */
+    record Cycle(double seconds, double probeMs, double roundTripNs, double mmsgPerSec) {
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Checks.range("--threads", threads, 2, 64, "the line probe needs two threads");
+        Checks.range("--postlist", postlist, 1, 256, "");
+        Checks.range("--cycles", cycles, WARMUP_CYCLES + 3, 100_000, "");
+        Checks.range("--messages", messages, 1000, 100_000_000, "");
+        SharingConfig cfg = SharingConfig.parse(category);
+        cfg.checkThreads(threads);
+        Device dev = Devices.byName(device);
+        EndpointOptions o = EndpointOptions.DEFAULTS.withFeatures(postlist, 64, 2);
+        System.out.printf("%s, %s, %d threads, postlist %d, %d writes per thread per burst; cycles %d..%d are warm-up%n",
+                dev.name(), category, threads, postlist, messages, 1, WARMUP_CYCLES);
+        System.out.printf("%6s %8s %9s %11s %8s%n", "CYCLE", "SECONDS", "PROBE ms", "LINE RT ns", "Mmsg/s");
+        Cycle[] out = new Cycle[cycles];
+        try (EndpointManager sender = EndpointManager.open(dev, cfg, threads, o);
+             EndpointManager receiver = EndpointManager.open(dev, cfg, threads, o)) {
+            sender.connect(receiver);
+            run(sender, out);
+        }
+        summarize(Arrays.copyOfRange(out, WARMUP_CYCLES, cycles));
+        return 0;
+    }
+
+    /** Run the cycles: the threads meet at a barrier before and after each phase; the main thread times the phases. */
+    private void run(EndpointManager sender, Cycle[] out) throws Exception {
+        CyclicBarrier bar = new CyclicBarrier(threads + 1);
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        long[] probeNs = new long[threads * 8]; // one slot per thread, a cache line apart
+        Line line = new Line();
+        Thread[] workers = new Thread[threads];
+        for (int t = 0; t < threads; t++) {
+            final int me = t;
+            workers[t] = new Thread(() -> {
+                Endpoint ep = null;
+                try {
+                    ep = sender.acquire();
+                    Completion c = new Completion();
+                    int offset = (ep.index() & 7) * 2;
+                    long id = 0;
+                    int[] a = Probe.data(me);
+                    for (int k = 0; k < out.length; k++) {
+                        bar.await();
+                        probeNs[me * 8] = Probe.run(a, PROBE_ROUNDS);
+                        bar.await();
+                        if (me < 2) {
+                            line.bounce(me, k, LINE_ROUND_TRIPS);
+                        }
+                        bar.await();
+                        id = burst(ep, c, id, offset, messages);
+                        bar.await();
+                    }
+                    if (!ep.drain(TimeUnit.SECONDS.toNanos(30))) {
+                        throw new IllegalStateException("endpoint " + ep.index() + " did not drain: " + ep.outstanding()
+                                + " outstanding");
+                    }
+                } catch (BrokenBarrierException e) {
+                    // another thread failed; its error is reported
+                } catch (Throwable e) {
+                    failed.compareAndSet(null, e);
+                    bar.reset();
+                } finally {
+                    if (ep != null) {
+                        ep.close();
+                    }
+                }
+            }, "drift-" + t);
+            workers[t].start();
+        }
+        long start = System.nanoTime();
+        try {
+            for (int k = 0; k < out.length; k++) {
+                bar.await();
+                bar.await();
+                long r0 = System.nanoTime();
+                bar.await();
+                long w0 = System.nanoTime();
+                bar.await();
+                long w1 = System.nanoTime();
+                long slowest = 0;
+                for (int t = 0; t < threads; t++) {
+                    slowest = Math.max(slowest, probeNs[t * 8]);
+                }
+                out[k] = new Cycle((w1 - start) / 1e9, slowest / 1e6, (w0 - r0) / (double) LINE_ROUND_TRIPS,
+                        threads * (double) messages / ((w1 - w0) / 1e3));
+                System.out.printf("%6d %8.2f %9.2f %11.0f %8.2f%n", k + 1, out[k].seconds(), out[k].probeMs(),
+                        out[k].roundTripNs(), out[k].mmsgPerSec());
+            }
+        } catch (BrokenBarrierException e) {
+            // a worker failed: its error follows
+        } finally {
+            for (Thread w : workers) {
+                w.join();
+            }
+        }
+        Throwable f = failed.get();
+        if (f instanceof Exception e) {
+            throw e;
+        } else if (f != null) {
+            throw new IllegalStateException(f);
+        }
+    }
+
+    /** Post {@code n} writes, reaping every 64 and whenever the queue is full; returns the next id. */
+    private static long burst(Endpoint ep, Completion c, long id, int offset, long n) {
+        for (long end = id + n; id < end; id++) {
+            int rc;
+            while ((rc = ep.write(id, offset, 2, offset)) == Endpoint.BACK_PRESSURED) {
+                reap(ep, c);
+            }
+            if (rc != 0) {
+                throw new IllegalStateException("write failed: errno " + rc);
+            }
+            if ((id & 63) == 63) {
+                reap(ep, c);
+            }
+        }
+        return id;
+    }
+
+    private static void reap(Endpoint ep, Completion c) {
+        while (ep.poll(c)) {
+            if (!c.ok()) {
+                throw new IllegalStateException("completion error: " + WcStatus.name(c.status()) + " (" + c.status() + ")");
+            }
+        }
+    }
+
+    /**
+     * Print the steady cycles' rate, then the rate against each probe: in the arithmetic probe's fastest
+     * and slowest thirds, and in the cycles whose line round trip was far (at least {@value #FAR} times the
+     * median of its fastest third) against the rest, each with the correlation of probe and rate.
+     */
+    static void summarize(Cycle[] steady) {
+        double[] rate = Arrays.stream(steady).mapToDouble(Cycle::mmsgPerSec).toArray();
+        double[] probe = Arrays.stream(steady).mapToDouble(Cycle::probeMs).toArray();
+        double[] rt = Arrays.stream(steady).mapToDouble(Cycle::roundTripNs).toArray();
+        System.out.println();
+        System.out.printf("steady cycles: %d; rate %.2f Mmsg/s median (%.2f..%.2f, slowest/fastest %.2f)%n", steady.length,
+                median(rate), min(rate), max(rate), min(rate) / max(rate));
+        Cycle[] byProbe = steady.clone();
+        Arrays.sort(byProbe, (x, y) -> Double.compare(x.probeMs(), y.probeMs()));
+        int third = Math.max(1, byProbe.length / 3);
+        System.out.printf("arithmetic probe %.2f ms median (%.2f..%.2f): rate %.2f in its fastest third, %.2f in its "
+                        + "slowest; correlation %.2f%n", median(probe), min(probe), max(probe),
+                median(rates(byProbe, 0, third)), median(rates(byProbe, byProbe.length - third, byProbe.length)),
+                correlation(probe, rate));
+        Cycle[] byLine = steady.clone();
+        Arrays.sort(byLine, (x, y) -> Double.compare(x.roundTripNs(), y.roundTripNs()));
+        double near = median(Arrays.stream(byLine, 0, third).mapToDouble(Cycle::roundTripNs).toArray());
+        int nearCount = 0;
+        while (nearCount < byLine.length && byLine[nearCount].roundTripNs() < FAR * near) {
+            nearCount++;
+        }
+        System.out.printf("line round trip %.0f ns median (%.0f..%.0f): %d cycles far (%.0f ns or more), rate %s there, %s "
+                        + "elsewhere; correlation %.2f%n", median(rt), min(rt), max(rt), byLine.length - nearCount, FAR * near,
+                nearCount == byLine.length ? "-" : String.format("%.2f", median(rates(byLine, nearCount, byLine.length))),
+                nearCount == 0 ? "-" : String.format("%.2f", median(rates(byLine, 0, nearCount))), correlation(rt, rate));
+        System.out.println("(a correlation near -1: the rate follows that probe, the machine; near 0: it does not)");
+    }
+
+    private static double[] rates(Cycle[] c, int from, int to) {
+        return Arrays.stream(c, from, to).mapToDouble(Cycle::mmsgPerSec).toArray();
+    }
+
+    static double median(double[] v) {
+        double[] s = v.clone();
+        Arrays.sort(s);
+        int n = s.length;
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    }
+
+    private static double min(double[] v) {
+        return Arrays.stream(v).min().orElse(Double.NaN);
+    }
+
+    private static double max(double[] v) {
+        return Arrays.stream(v).max().orElse(Double.NaN);
+    }
+
+    /** Pearson's correlation of x and y; NaN when either does not vary. */
+    static double correlation(double[] x, double[] y) {
+        double mx = Arrays.stream(x).average().orElse(0);
+        double my = Arrays.stream(y).average().orElse(0);
+        double sxy = 0;
+        double sxx = 0;
+        double syy = 0;
+        for (int i = 0; i < x.length; i++) {
+            sxy += (x[i] - mx) * (y[i] - my);
+            sxx += (x[i] - mx) * (x[i] - mx);
+            syy += (y[i] - my) * (y[i] - my);
+        }
+        return sxx == 0 || syy == 0 ? Double.NaN : sxy / Math.sqrt(sxx * syy);
+    }
+
+    /** The fixed arithmetic every thread runs at once: a multiply-accumulate over an L1-resident array. */
+    static final class Probe {
+        private static volatile long sink;
+
+        private Probe() {
+        }
+
+        static int[] data(int seed) {
+            int[] a = new int[1024];
+            for (int i = 0; i < a.length; i++) {
+                a[i] = (i * 31 + seed) & 0xff;
+            }
+            return a;
+        }
+
+        /** Nanoseconds for {@code rounds} passes over {@code a}. */
+        static long run(int[] a, int rounds) {
+            long t0 = System.nanoTime();
+            long x = 0;
+            for (int r = 0; r < rounds; r++) {
+                for (int i = 0; i < a.length; i++) {
+                    x += (long) a[i] * a[a.length - 1 - i] + (x >>> 63);
+                }
+            }
+            sink = x;
+            return System.nanoTime() - t0;
+        }
+    }
+
+    /** Two threads bounce one cache line: thread 0 writes a number, thread 1 answers with it. */
+    static final class Line {
+        private volatile long ping;
+        private volatile long pong;
+
+        /** Bounce {@code n} times in cycle {@code cycle} (numbers continue from the cycle before). */
+        void bounce(int me, int cycle, int n) {
+            long base = (long) cycle * n;
+            for (long i = base + 1; i <= base + n; i++) {
+                if (me == 0) {
+                    ping = i;
+                    while (pong != i) {
+                        Thread.onSpinWait();
+                    }
+                } else {
+                    while (ping != i) {
+                        Thread.onSpinWait();
+                    }
+                    pong = i;
+                }
+            }
+        }
+    }
+}
