@@ -5,6 +5,7 @@ import dev.scalep.endpoints.Endpoint;
 import dev.scalep.endpoints.EndpointManager;
 import dev.scalep.endpoints.EndpointOptions;
 import dev.scalep.policies.SharingConfig;
+import dev.scalep.spmd.Bootstrap;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import dev.scalep.verbs.WcStatus;
@@ -12,6 +13,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.util.Arrays;
+import java.util.Map;
 import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CyclicBarrier;
@@ -72,6 +74,7 @@ final class DriftCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        refuseLauncher(System.getenv());
         Checks.range("--threads", threads, 2, 64, "the line probe needs two threads");
         Checks.range("--postlist", postlist, 1, 256, "");
         Checks.range("--cycles", cycles, WARMUP_CYCLES + 3, 100_000, "");
@@ -91,6 +94,14 @@ final class DriftCommand implements Callable<Integer> {
         }
         summarize(Arrays.copyOfRange(out, WARMUP_CYCLES, cycles));
         return 0;
+    }
+
+    /** Ranks started together would share the machine the probes measure: drift runs as one process. */
+    static void refuseLauncher(Map<String, String> env) {
+        if (Bootstrap.launched(env)) {
+            throw new UserException("drift measures one process's threads on this machine, and ranks started together "
+                    + "would run on the same cores; run it without a launcher (mpirun, srun)");
+        }
     }
 
     /** Run the cycles: the threads meet at a barrier before and after each phase; the main thread times the phases. */

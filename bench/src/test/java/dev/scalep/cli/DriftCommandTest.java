@@ -5,12 +5,14 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code scalep drift}: a cycle line per probe-and-burst cycle with a real rate, the summary, and refusals before any work. */
@@ -55,6 +57,14 @@ class DriftCommandTest {
         assertTrue(r.err().contains(says), r.err());
         assertFalse(r.out().contains("CYCLE"), "nothing ran: " + r.out());
         assertFalse(r.err().contains("\tat "), "no stack trace: " + r.err());
+    }
+
+    @Test
+    void underALauncherItRefusesToRun() {
+        UserException e = assertThrows(UserException.class,
+                () -> DriftCommand.refuseLauncher(Map.of("OMPI_COMM_WORLD_SIZE", "2", "PMIX_RANK", "0", "PMIX_NAMESPACE", "j")));
+        assertTrue(e.getMessage().contains("without a launcher"), e.getMessage());
+        DriftCommand.refuseLauncher(Map.of("HOME", "/root")); // alone: runs
     }
 
     @Test
