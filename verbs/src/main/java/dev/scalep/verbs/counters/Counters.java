@@ -1,6 +1,7 @@
 package dev.scalep.verbs.counters;
 
 import dev.scalep.verbs.sim.ShmAccess;
+import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.CountersManager;
@@ -69,10 +70,16 @@ public final class Counters {
         return new CounterGroup(typeId, object, names, privateCounters(typeId, object, names), null);
     }
 
-    private static AtomicCounter[] privateCounters(int typeId, String object, String... names) {
+    static AtomicCounter[] privateCounters(int typeId, String object, String... names) {
         int n = names.length;
-        CountersManager m = new CountersManager(new UnsafeBuffer(new byte[n * CountersReader.METADATA_LENGTH]),
-                new UnsafeBuffer(new byte[n * CountersReader.COUNTER_LENGTH]), StandardCharsets.US_ASCII);
+        // Direct and aligned: Agrona's AtomicCounter checks its buffer's alignment and prints a warning for
+        // every counter over a byte[] (which the JVM does not promise to align by 8). The memory is plain
+        // JVM memory like the array it replaces, kept by the counters that use it, so a late increment
+        // never reaches freed memory.
+        CountersManager m = new CountersManager(
+                new UnsafeBuffer(BufferUtil.allocateDirectAligned(n * CountersReader.METADATA_LENGTH, CountersReader.METADATA_LENGTH)),
+                new UnsafeBuffer(BufferUtil.allocateDirectAligned(n * CountersReader.COUNTER_LENGTH, CountersReader.COUNTER_LENGTH)),
+                StandardCharsets.US_ASCII);
         AtomicCounter[] cs = new AtomicCounter[n];
         for (int i = 0; i < n; i++) {
             cs[i] = m.newCounter(object + " " + names[i], typeId);
