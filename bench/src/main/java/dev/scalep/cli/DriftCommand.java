@@ -1,5 +1,6 @@
 package dev.scalep.cli;
 
+import dev.scalep.bench.jmh.EndpointPostPollBenchmark;
 import dev.scalep.endpoints.Completion;
 import dev.scalep.endpoints.Endpoint;
 import dev.scalep.endpoints.EndpointManager;
@@ -8,7 +9,6 @@ import dev.scalep.policies.SharingConfig;
 import dev.scalep.spmd.Bootstrap;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
-import dev.scalep.verbs.WcStatus;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -183,29 +183,12 @@ final class DriftCommand implements Callable<Integer> {
         }
     }
 
-    /** Post {@code n} writes, reaping every 64 and whenever the queue is full; returns the next id. */
+    /** Post {@code n} writes with the body {@code EndpointPostPollBenchmark} measures; returns the next id. */
     private static long burst(Endpoint ep, Completion c, long id, int offset, long n) {
         for (long end = id + n; id < end; id++) {
-            int rc;
-            while ((rc = ep.write(id, offset, 2, offset)) == Endpoint.BACK_PRESSURED) {
-                reap(ep, c);
-            }
-            if (rc != 0) {
-                throw new IllegalStateException("write failed: errno " + rc);
-            }
-            if ((id & 63) == 63) {
-                reap(ep, c);
-            }
+            EndpointPostPollBenchmark.Ops.write(ep, c, id, offset);
         }
         return id;
-    }
-
-    private static void reap(Endpoint ep, Completion c) {
-        while (ep.poll(c)) {
-            if (!c.ok()) {
-                throw new IllegalStateException("completion error: " + WcStatus.name(c.status()) + " (" + c.status() + ")");
-            }
-        }
     }
 
     /**

@@ -69,12 +69,12 @@ public class EndpointPostPollBenchmark {
         return Ops.write(s.ep, s.c, s.id++, s.offset);
     }
 
-    /** The measured loop body, shared by the endpoint benchmarks. */
-    static final class Ops {
+    /** The measured loop body, shared by the endpoint benchmarks and {@code scalep drift}. */
+    public static final class Ops {
         private Ops() {
         }
 
-        static int write(Endpoint ep, Completion c, long id, int offset) {
+        public static int write(Endpoint ep, Completion c, long id, int offset) {
             int rc;
             while ((rc = ep.write(id, offset, 2, offset)) == Endpoint.BACK_PRESSURED) {
                 reap(ep, c);
@@ -88,7 +88,7 @@ public class EndpointPostPollBenchmark {
             return rc;
         }
 
-        static void reap(Endpoint ep, Completion c) {
+        public static void reap(Endpoint ep, Completion c) {
             while (ep.poll(c)) {
                 if (!c.ok()) {
                     throw new IllegalStateException("completion error: " + WcStatus.name(c.status()) + " (" + c.status() + ")");
