@@ -42,8 +42,8 @@ final class DriftCommand implements Callable<Integer> {
     static final int WARMUP_CYCLES = 5;
     private static final int PROBE_ROUNDS = 16_000;
     private static final int LINE_ROUND_TRIPS = 200_000;
-    /** A line round trip this many times the nearest third's median counts as far. */
-    static final int FAR = 3;
+    /** The smallest jump between two neighbouring round trips (sorted) that splits near cycles from far ones. */
+    static final double FAR_GAP = 2.0;
 
     @Option(names = "--device", paramLabel = "NAME", description = "Device (default: ${DEFAULT-VALUE}).")
     String device = Devices.DEFAULT;
@@ -193,8 +193,9 @@ final class DriftCommand implements Callable<Integer> {
 
     /**
      * Print the steady cycles' rate, then the rate against each probe: in the arithmetic probe's fastest
-     * and slowest thirds, and in the cycles whose line round trip was far (at least {@value #FAR} times the
-     * median of its fastest third) against the rest, each with the correlation of probe and rate.
+     * and slowest thirds, and in the cycles whose line round trip was far (above the widest jump, of at
+     * least {@value #FAR_GAP} times, between neighbouring round trips) against the rest, each with the
+     * correlation of probe and rate.
      */
     static void summarize(Cycle[] steady) {
         double[] rate = Arrays.stream(steady).mapToDouble(Cycle::mmsgPerSec).toArray();
@@ -212,16 +213,32 @@ final class DriftCommand implements Callable<Integer> {
                 correlation(probe, rate));
         Cycle[] byLine = steady.clone();
         Arrays.sort(byLine, (x, y) -> Double.compare(x.roundTripNs(), y.roundTripNs()));
-        double near = median(Arrays.stream(byLine, 0, third).mapToDouble(Cycle::roundTripNs).toArray());
-        int nearCount = 0;
-        while (nearCount < byLine.length && byLine[nearCount].roundTripNs() < FAR * near) {
-            nearCount++;
-        }
-        System.out.printf("line round trip %.0f ns median (%.0f..%.0f): %d cycles far (%.0f ns or more), rate %s there, %s "
-                        + "elsewhere; correlation %.2f%n", median(rt), min(rt), max(rt), byLine.length - nearCount, FAR * near,
+        double[] sortedRt = Arrays.stream(byLine).mapToDouble(Cycle::roundTripNs).toArray();
+        int nearCount = nearCount(sortedRt);
+        String split = nearCount == sortedRt.length ? "no jump of " + FAR_GAP + "x between round trips"
+                : String.format("%.0f ns or more", sortedRt[nearCount]);
+        System.out.printf("line round trip %.0f ns median (%.0f..%.0f): %d cycles far (%s), rate %s there, %s "
+                        + "elsewhere; correlation %.2f%n", median(rt), min(rt), max(rt), byLine.length - nearCount, split,
                 nearCount == byLine.length ? "-" : String.format("%.2f", median(rates(byLine, nearCount, byLine.length))),
                 nearCount == 0 ? "-" : String.format("%.2f", median(rates(byLine, 0, nearCount))), correlation(rt, rate));
         System.out.println("(a correlation near -1: the rate follows that probe, the machine; near 0: it does not)");
+    }
+
+    /**
+     * How many of the sorted round trips are near: those up to the widest jump between neighbours, when
+     * that jump is at least {@link #FAR_GAP} times; all of them otherwise. A run spent wholly far shows
+     * it in the median alone.
+     */
+    static int nearCount(double[] sorted) {
+        int cut = sorted.length;
+        double widest = FAR_GAP;
+        for (int i = 0; i + 1 < sorted.length; i++) {
+            if (sorted[i] > 0 && sorted[i + 1] / sorted[i] >= widest) {
+                widest = sorted[i + 1] / sorted[i];
+                cut = i + 1;
+            }
+        }
+        return cut;
     }
 
     private static double[] rates(Cycle[] c, int from, int to) {

@@ -74,5 +74,10 @@ class DriftCommandTest {
         assertTrue(Double.isNaN(DriftCommand.correlation(new double[]{1, 1, 1}, new double[]{1, 2, 3})));
         assertEquals(2.5, DriftCommand.median(new double[]{4, 1, 3, 2}), 1e-12);
         assertEquals(3.0, DriftCommand.median(new double[]{5, 3, 1}), 1e-12);
+        // near, far: the widest jump of at least 2x between sorted neighbours splits them
+        assertEquals(4, DriftCommand.nearCount(new double[]{30, 70, 75, 80, 460, 470}));
+        assertEquals(6, DriftCommand.nearCount(new double[]{30, 45, 70, 75, 80, 110}));
+        assertEquals(0, DriftCommand.nearCount(new double[]{}));
+        assertEquals(3, DriftCommand.nearCount(new double[]{339, 400, 472}));
     }
 }
