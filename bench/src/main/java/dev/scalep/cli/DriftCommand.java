@@ -14,9 +14,8 @@ import picocli.CommandLine.Option;
 
 import java.util.Arrays;
 import java.util.Map;
-import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.Phaser;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -104,9 +103,9 @@ final class DriftCommand implements Callable<Integer> {
         }
     }
 
-    /** Run the cycles: the threads meet at a barrier before and after each phase; the main thread times the phases. */
+    /** Run the cycles: the threads and the main thread meet at a phaser before and after each phase; the main thread times the phases. */
     private void run(EndpointManager sender, Cycle[] out) throws Exception {
-        CyclicBarrier bar = new CyclicBarrier(threads + 1);
+        Phaser bar = new Phaser(threads + 1);
         AtomicReference<Throwable> failed = new AtomicReference<>();
         long[] probeNs = new long[threads * 8]; // one slot per thread, a cache line apart
         Line line = new Line();
@@ -122,28 +121,28 @@ final class DriftCommand implements Callable<Integer> {
                     long id = 0;
                     int[] a = Probe.data(me);
                     for (int k = 0; k < out.length; k++) {
-                        bar.await();
+                        meet(bar);
                         probeNs[me * 8] = Probe.run(a, PROBE_ROUNDS);
-                        bar.await();
+                        meet(bar);
                         if (me < 2) {
                             line.bounce(me, k, LINE_ROUND_TRIPS);
                         }
-                        bar.await();
+                        meet(bar);
                         id = burst(ep, c, id, offset, messages);
-                        bar.await();
+                        meet(bar);
                     }
                     if (!ep.drain(TimeUnit.SECONDS.toNanos(30))) {
                         throw new IllegalStateException("endpoint " + ep.index() + " did not drain: " + ep.outstanding()
                                 + " outstanding");
                     }
-                } catch (BrokenBarrierException e) {
+                } catch (Terminated e) {
                     // another thread failed; its error is reported
                 } catch (Throwable e) {
                     failed.compareAndSet(null, e);
-                    bar.reset();
+                    bar.forceTermination(); // every thread waiting or yet to arrive stops
                 } finally {
                     if (ep != null) {
-                        ep.close();
+                        close(ep, failed);
                     }
                 }
             }, "drift-" + t);
@@ -152,12 +151,12 @@ final class DriftCommand implements Callable<Integer> {
         long start = System.nanoTime();
         try {
             for (int k = 0; k < out.length; k++) {
-                bar.await();
-                bar.await();
+                meet(bar);
+                meet(bar);
                 long r0 = System.nanoTime();
-                bar.await();
+                meet(bar);
                 long w0 = System.nanoTime();
-                bar.await();
+                meet(bar);
                 long w1 = System.nanoTime();
                 long slowest = 0;
                 for (int t = 0; t < threads; t++) {
@@ -168,8 +167,11 @@ final class DriftCommand implements Callable<Integer> {
                 System.out.printf("%6d %8.2f %9.2f %11.0f %8.2f%n", k + 1, out[k].seconds(), out[k].probeMs(),
                         out[k].roundTripNs(), out[k].mmsgPerSec());
             }
-        } catch (BrokenBarrierException e) {
+        } catch (Terminated e) {
             // a worker failed: its error follows
+        } catch (RuntimeException | Error e) {
+            bar.forceTermination();
+            throw e;
         } finally {
             for (Thread w : workers) {
                 w.join();
@@ -180,6 +182,37 @@ final class DriftCommand implements Callable<Integer> {
             throw e;
         } else if (f != null) {
             throw new IllegalStateException(f);
+        }
+    }
+
+    /**
+     * Close a thread's endpoint, after draining it when a failure left requests outstanding; a close
+     * that fails is the run's error, or is attached to the error that came first.
+     */
+    private static void close(Endpoint ep, AtomicReference<Throwable> failed) {
+        try {
+            if (ep.outstanding() > 0) {
+                ep.drain(TimeUnit.SECONDS.toNanos(30));
+            }
+            ep.close();
+        } catch (RuntimeException e) {
+            if (!failed.compareAndSet(null, e)) {
+                failed.get().addSuppressed(e);
+            }
+        }
+    }
+
+    /** Thrown by {@link #meet} once a thread has failed and ended the phaser. */
+    private static final class Terminated extends RuntimeException {
+        Terminated() {
+            super("a drift thread failed", null, false, false);
+        }
+    }
+
+    /** Wait for every thread and the main thread; {@link Terminated} once one of them failed. */
+    private static void meet(Phaser bar) {
+        if (bar.arriveAndAwaitAdvance() < 0) {
+            throw new Terminated();
         }
     }
 
