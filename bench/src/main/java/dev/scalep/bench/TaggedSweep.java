@@ -131,10 +131,10 @@ final class TaggedSweep {
                             // keep progressing until every thread of the rank ended the round: at levels whose
                             // threads share a QP, the others need it
                             arrived.incrementAndGet();
-                            while (ended.get() <= r && failure.get() == null) {
+                            do { // at least once: the coordinator may end the round before this thread looks
                                 s.m.progress();
                                 Thread.yield();
-                            }
+                            } while (ended.get() <= r && failure.get() == null);
                         }
                         if (!re.barrier()) {
                             throw new IllegalStateException("the closing barrier of every slot failed or took 60 s");
@@ -346,6 +346,9 @@ final class TaggedSweep {
                 if (q != Messages.COMPLETED) {
                     complete(q, "answer");
                 }
+                // an eager answer is only staged: post it now, for this thread may next wait at the start
+                // barrier without progressing, and the sender waits for the answer to end its round
+                m.progress();
             } else {
                 int q;
                 while ((q = m.recv(peer, TAG + 1, Messages.ALL_BITS, mem, 0, 0)) == Messages.BACK_PRESSURED) {
