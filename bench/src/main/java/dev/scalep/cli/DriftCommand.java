@@ -1,5 +1,6 @@
 package dev.scalep.cli;
 
+import dev.scalep.bench.Stats;
 import dev.scalep.bench.jmh.EndpointPostPollBenchmark;
 import dev.scalep.endpoints.Completion;
 import dev.scalep.endpoints.Endpoint;
@@ -234,15 +235,18 @@ final class DriftCommand implements Callable<Integer> {
         double[] rate = Arrays.stream(steady).mapToDouble(Cycle::mmsgPerSec).toArray();
         double[] probe = Arrays.stream(steady).mapToDouble(Cycle::probeMs).toArray();
         double[] rt = Arrays.stream(steady).mapToDouble(Cycle::roundTripNs).toArray();
+        Stats r = Stats.of(rate);
+        Stats pr = Stats.of(probe);
+        Stats lr = Stats.of(rt);
         System.out.println();
         System.out.printf("steady cycles: %d; rate %.2f Mmsg/s median (%.2f..%.2f, slowest/fastest %.2f)%n", steady.length,
-                median(rate), min(rate), max(rate), min(rate) / max(rate));
+                r.median(), r.min(), r.max(), r.min() / r.max());
         Cycle[] byProbe = steady.clone();
         Arrays.sort(byProbe, (x, y) -> Double.compare(x.probeMs(), y.probeMs()));
         int third = Math.max(1, byProbe.length / 3);
         System.out.printf("arithmetic probe %.2f ms median (%.2f..%.2f): rate %.2f in its fastest third, %.2f in its "
-                        + "slowest; correlation %.2f%n", median(probe), min(probe), max(probe),
-                median(rates(byProbe, 0, third)), median(rates(byProbe, byProbe.length - third, byProbe.length)),
+                        + "slowest; correlation %.2f%n", pr.median(), pr.min(), pr.max(),
+                medianRate(byProbe, 0, third), medianRate(byProbe, byProbe.length - third, byProbe.length),
                 correlation(probe, rate));
         Cycle[] byLine = steady.clone();
         Arrays.sort(byLine, (x, y) -> Double.compare(x.roundTripNs(), y.roundTripNs()));
@@ -251,9 +255,9 @@ final class DriftCommand implements Callable<Integer> {
         String split = nearCount == sortedRt.length ? "no jump of " + FAR_GAP + "x between round trips"
                 : String.format("%.0f ns or more", sortedRt[nearCount]);
         System.out.printf("line round trip %.0f ns median (%.0f..%.0f): %d cycles far (%s), rate %s there, %s "
-                        + "elsewhere; correlation %.2f%n", median(rt), min(rt), max(rt), byLine.length - nearCount, split,
-                nearCount == byLine.length ? "-" : String.format("%.2f", median(rates(byLine, nearCount, byLine.length))),
-                nearCount == 0 ? "-" : String.format("%.2f", median(rates(byLine, 0, nearCount))), correlation(rt, rate));
+                        + "elsewhere; correlation %.2f%n", lr.median(), lr.min(), lr.max(), byLine.length - nearCount, split,
+                nearCount == byLine.length ? "-" : String.format("%.2f", medianRate(byLine, nearCount, byLine.length)),
+                nearCount == 0 ? "-" : String.format("%.2f", medianRate(byLine, 0, nearCount)), correlation(rt, rate));
         System.out.println("(a correlation near -1: the rate follows that probe, the machine; near 0: it does not)");
     }
 
@@ -274,23 +278,9 @@ final class DriftCommand implements Callable<Integer> {
         return cut;
     }
 
-    private static double[] rates(Cycle[] c, int from, int to) {
-        return Arrays.stream(c, from, to).mapToDouble(Cycle::mmsgPerSec).toArray();
-    }
-
-    static double median(double[] v) {
-        double[] s = v.clone();
-        Arrays.sort(s);
-        int n = s.length;
-        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-    }
-
-    private static double min(double[] v) {
-        return Arrays.stream(v).min().orElse(Double.NaN);
-    }
-
-    private static double max(double[] v) {
-        return Arrays.stream(v).max().orElse(Double.NaN);
+    /** The median rate of cycles [from, to). */
+    private static double medianRate(Cycle[] c, int from, int to) {
+        return Stats.of(Arrays.stream(c, from, to).mapToDouble(Cycle::mmsgPerSec).toArray()).median();
     }
 
     /** Pearson's correlation of x and y; NaN when either does not vary. */

@@ -1,5 +1,7 @@
 package dev.scalep.cli;
 
+import dev.scalep.bench.Stats;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -72,8 +74,8 @@ class DriftCommandTest {
         assertEquals(-1.0, DriftCommand.correlation(new double[]{1, 2, 3, 4}, new double[]{8, 6, 4, 2}), 1e-12);
         assertEquals(1.0, DriftCommand.correlation(new double[]{1, 2, 3}, new double[]{10, 20, 30}), 1e-12);
         assertTrue(Double.isNaN(DriftCommand.correlation(new double[]{1, 1, 1}, new double[]{1, 2, 3})));
-        assertEquals(2.5, DriftCommand.median(new double[]{4, 1, 3, 2}), 1e-12);
-        assertEquals(3.0, DriftCommand.median(new double[]{5, 3, 1}), 1e-12);
+        assertEquals(2.5, Stats.of(new double[]{4, 1, 3, 2}).median(), 1e-12);
+        assertEquals(3.0, Stats.of(new double[]{5, 3, 1}).median(), 1e-12);
         // near, far: the widest jump of at least 2x between sorted neighbours splits them
         assertEquals(4, DriftCommand.nearCount(new double[]{30, 70, 75, 80, 460, 470}));
         assertEquals(6, DriftCommand.nearCount(new double[]{30, 45, 70, 75, 80, 110}));
