@@ -133,12 +133,8 @@ final class FabricAgent implements MessageHandler, Runnable {
             case MSG_ACCESS_ERROR, MSG_INVALID_REQUEST -> {
                 if (length >= 4) { // a notice for an earlier incarnation of the QP (before a reset) is stale
                     QpResponder t = dev.qps.get(buffer.getInt(index));
-                    if (t != null && (length < 8 || t.incarnation() == buffer.getInt(index + 4))) {
-                        if (type == MSG_ACCESS_ERROR) {
-                            t.responderAccessError();
-                        } else {
-                            t.responderInvalidRequest();
-                        }
+                    if (t != null) {
+                        t.responderNotice(length < 8 ? t.incarnation() : buffer.getInt(index + 4), type == MSG_ACCESS_ERROR);
                     }
                 }
             }

@@ -48,6 +48,15 @@ sealed interface QpResponder permits SimQp {
     void responderInvalidRequest();
 
     /**
+     * A peer's notice that a request of incarnation {@code incarnation} was refused here
+     * ({@link #responderAccessError()} when {@code access}, else {@link #responderInvalidRequest()}):
+     * acted on only while this QP is still in that incarnation, checked and acted on as one step
+     * against the control path, so a notice that arrives as the QP is reset does not move the
+     * reset QP to ERR.
+     */
+    void responderNotice(int incarnation, boolean access);
+
+    /**
      * Whether an RC request of another process's QP {@code src} (incarnation {@code srcIncarnation},
      * request sequence {@code seq}) must be dropped unanswered: this QP refused an earlier request of
      * that requester incarnation ({@link #refused}) and this is not that request again (go-back-N:

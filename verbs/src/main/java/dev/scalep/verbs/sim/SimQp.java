@@ -239,6 +239,19 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         responderError(AsyncEvent.QP_REQ_ERR);
     }
 
+    @Override
+    public void responderNotice(int inc, boolean access) {
+        engine.lock(); // as every state change of the control path (reset, init, ...)
+        try {
+            if (incarnation == inc) {
+                responderError(access ? AsyncEvent.QP_ACCESS_ERR : AsyncEvent.QP_REQ_ERR);
+            }
+        } finally {
+            engine.unlock();
+        }
+        afterUnlock(); // the flush responderError asked for
+    }
+
     private void responderError(int event) {
         if (type == QpType.RC && !isClosed() && state != QpState.ERR) {
             setState(QpState.ERR);
