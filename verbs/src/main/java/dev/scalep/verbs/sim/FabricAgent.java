@@ -1,5 +1,6 @@
 package dev.scalep.verbs.sim;
 
+import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.WcStatus;
@@ -134,7 +135,8 @@ final class FabricAgent implements MessageHandler, Runnable {
                 if (length >= 4) { // a notice for an earlier incarnation of the QP (before a reset) is stale
                     QpResponder t = dev.qps.get(buffer.getInt(index));
                     if (t != null) {
-                        t.responderNotice(length < 8 ? t.incarnation() : buffer.getInt(index + 4), type == MSG_ACCESS_ERROR);
+                        t.responderFault(length < 8 ? t.incarnation() : buffer.getInt(index + 4),
+                                type == MSG_ACCESS_ERROR ? AsyncEvent.QP_ACCESS_ERR : AsyncEvent.QP_REQ_ERR, true);
                     }
                 }
             }
@@ -216,12 +218,13 @@ final class FabricAgent implements MessageHandler, Runnable {
     private int deliver(int src, int inc, int dst, Opcode o, QpType type, int imm, long raddr, int rkey, long dataOff,
                         int len) {
         QpResponder t = dev.qps.get(dst);
+        int tInc = t == null ? 0 : t.incarnation(); // before t's checks: a fault names the incarnation they met
         if (t == null || !t.accepts(type, src)) {
             return WcStatus.RETRY_EXC_ERR;
         }
         SimMr target = o == Opcode.RDMA_WRITE_WITH_IMM ? dev.mrs.get(rkey) : null;
         msg.of(o, type, src, imm, raddr, len).fromSegment(fabric.segment, dataOff).fromPeer(inc);
-        int st = Receives.deliver(dev, t, msg, target, null);
+        int st = Receives.deliver(dev, t, tInc, msg, target, null);
         if (msg.targetFailed) {
             t.nudge();
         }

@@ -38,23 +38,23 @@ sealed interface QpResponder permits SimQp {
     /** The incarnation a responder's notice must name (see {@link QpRequester#incarnation}). */
     int incarnation();
 
-    /** The one error transition (once): ERR, and an SRQ QP reports its last WQE. */
-    void moveToError();
-
-    /** As an RC responder, a request's rkey, range or access was invalid: ERR, QP_ACCESS_ERR, flush. */
-    void responderAccessError();
-
-    /** As an RC responder, a request was invalid (a misaligned atomic): ERR, QP_REQ_ERR, flush. */
-    void responderInvalidRequest();
+    /** No asynchronous event: {@link #responderFault}'s event for a plain move to ERR. */
+    int NO_EVENT = -1;
 
     /**
-     * A peer's notice that a request of incarnation {@code incarnation} was refused here
-     * ({@link #responderAccessError()} when {@code access}, else {@link #responderInvalidRequest()}):
-     * acted on only while this QP is still in that incarnation, checked and acted on as one step
-     * against the control path, so a notice that arrives as the QP is reset does not move the
-     * reset QP to ERR.
+     * This QP, as a responder in incarnation {@code incarnation} (read before the checks that
+     * refused the request), moves to ERR (once) and raises {@code event} (an {@link
+     * dev.scalep.verbs.AsyncEvent} type, or {@link #NO_EVENT}), then flushes; an SRQ QP reports
+     * its last WQE. Only {@link dev.scalep.verbs.AsyncEvent#QP_ACCESS_ERR} and {@code QP_REQ_ERR}
+     * are limited to RC QPs. Acted on only while the QP is still in that incarnation, checked and
+     * acted on as one step under its engine lock, so a fault that races a reset does not move the
+     * reset QP to ERR. Never blocks: the caller may hold another QP's engine lock (two QPs that
+     * target each other would deadlock), so when another thread holds this QP's engine the fault is
+     * left with it, and that thread acts on it, and flushes, when it unlocks. Otherwise the flush
+     * runs before this returns when {@code flushNow}, else at the caller's {@link #nudge} (after it
+     * completed its own side).
      */
-    void responderNotice(int incarnation, boolean access);
+    void responderFault(int incarnation, int event, boolean flushNow);
 
     /**
      * Whether an RC request of another process's QP {@code src} (incarnation {@code srcIncarnation},

@@ -1,6 +1,7 @@
 package dev.scalep.verbs.sim;
 
 import dev.scalep.verbs.Access;
+import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QpType;
 import dev.scalep.verbs.WcOpcode;
@@ -115,13 +116,13 @@ final class Receives {
      * {@link #STALE} for a request of another process's QP that has left the incarnation it was sent
      * in.
      */
-    static int deliver(SimDevice dev, QpResponder t, Message msg, SimMr target, QpRequester waiter) {
+    static int deliver(SimDevice dev, QpResponder t, int tInc, Message msg, SimMr target, QpRequester waiter) {
         msg.targetFailed = false;
         Opcode o = msg.op;
         boolean ud = msg.type == QpType.UD;
         if (o == Opcode.RDMA_WRITE_WITH_IMM) {
             if (!t.grants(target, msg.remoteAddr, msg.length, Access.REMOTE_WRITE)) {
-                t.responderAccessError();
+                t.responderFault(tInc, AsyncEvent.QP_ACCESS_ERR, true);
                 return WcStatus.REM_ACCESS_ERR;
             }
         } else if (o != Opcode.SEND && o != Opcode.SEND_WITH_IMM) {
@@ -163,7 +164,7 @@ final class Receives {
                 return WcStatus.SUCCESS;
             }
             long need = msg.length + (ud ? GRH_BYTES : 0);
-            int fault = fault(dev, q, r, t, need, ud, msg.srcQpn);
+            int fault = fault(dev, q, r, t, tInc, need, ud, msg.srcQpn);
             if (fault != FIT) {
                 msg.targetFailed = !ud;
                 return fault;
@@ -188,7 +189,8 @@ final class Receives {
      * reliable target moves to ERR, and the requester's status is returned (REM_INV_REQ_ERR for
      * length, REM_OP_ERR otherwise; SUCCESS for UD, whose sender never learns).
      */
-    private static int fault(SimDevice dev, SimRecvQueue q, int r, QpResponder t, long need, boolean ud, int srcQpn) {
+    private static int fault(SimDevice dev, SimRecvQueue q, int r, QpResponder t, int tInc, long need, boolean ud,
+                             int srcQpn) {
         int recvProt = q.capacityOf(r) < need ? WcStatus.LOC_LEN_ERR : checkRecv(dev, q, r, t.basePd());
         if (recvProt == 0) {
             return FIT;
@@ -199,7 +201,7 @@ final class Receives {
         if (ud) {
             return WcStatus.SUCCESS;
         }
-        t.moveToError();
+        t.responderFault(tInc, QpResponder.NO_EVENT, false); // the caller nudges, after completing the send
         return recvProt == WcStatus.LOC_LEN_ERR ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
     }
 

@@ -1,6 +1,7 @@
 package dev.scalep.verbs.sim;
 
 import dev.scalep.verbs.Access;
+import dev.scalep.verbs.AsyncEvent;
 import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QpState;
 import dev.scalep.verbs.QpType;
@@ -36,6 +37,8 @@ final class SimEngine {
     private SimMr lastRemote;
     /** The last QP of this process an RC WR went to (see {@link #localQp}). */
     private QpResponder lastTarget;
+    /** The incarnation of the WQE's local target, read before its checks (engine lock held). */
+    private int targetInc;
     /** Engine runs so far: what a run checked of a peer's directory holds for the rest of that run. */
     private long runs;
 
@@ -299,6 +302,7 @@ final class SimEngine {
             t = ah == null ? null : dev.qps.get(dst);
             toPeer = t == null && ah != null && remote != null && RemotePath.isRemote(dev, dst);
         }
+        targetInc = t == null ? 0 : t.incarnation(); // before t's checks: a fault names the incarnation they met
         // requests in flight ahead (an RC pipe): only two-sided WQEs join them, and an error waits its turn
         boolean behind = remote != null && remote.busy();
         if (behind && !(toPeer && type == QpType.RC && o.consumesReceive())) {
@@ -357,7 +361,7 @@ final class SimEngine {
      * RC responder moves to ERR and raises QP_ACCESS_ERR (IBA local access violation, as mlx5).
      */
     private int remoteAccessError(int s, QpResponder t) {
-        t.responderAccessError();
+        t.responderFault(targetInc, AsyncEvent.QP_ACCESS_ERR, true);
         return fail(s, WcStatus.REM_ACCESS_ERR);
     }
 
@@ -383,7 +387,7 @@ final class SimEngine {
             return remoteAccessError(s, t);
         }
         if (!RemoteAtomics.aligned(raddr)) {
-            t.responderInvalidRequest();
+            t.responderFault(targetInc, AsyncEvent.QP_REQ_ERR, true);
             return fail(s, WcStatus.REM_INV_REQ_ERR);
         }
         long original = RemoteAtomics.apply(m.segment, raddr - m.address, o, sl.compareAdd(s), sl.swap(s));
@@ -411,7 +415,7 @@ final class SimEngine {
         int rnrRetry = qp.rnrRetry();
         SimMr target = o == Opcode.RDMA_WRITE_WITH_IMM ? remoteMr(sl.rkey(s)) : null;
         msg.of(o, type, qpn, sl.imm(s), sl.remoteAddr(s), sl.length(s)).fromSlot(sl, s);
-        int st = Receives.deliver(dev, t, msg, target, rnrRetry == 7 ? qp : null);
+        int st = Receives.deliver(dev, t, targetInc, msg, target, rnrRetry == 7 ? qp : null);
         int result;
         if (st == WcStatus.SUCCESS) {
             completeSend(s, st);

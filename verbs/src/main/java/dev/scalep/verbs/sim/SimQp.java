@@ -21,12 +21,15 @@ import dev.scalep.verbs.UnsupportedFeatureException;
 import dev.scalep.verbs.VerbsException;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A simulated queue pair: the verbs API, the post path and the QP state machine (every transition
- * goes through {@link #setState}, every error transition through {@link #moveToError}). Its
+ * goes through {@link #setState}, every error transition through {@link #moveToError} or, for a
+ * responder's fault, {@link #responderFault}). Its
  * roles live apart: {@link SendSlots} (the WQE slots and their rings), {@link SimEngine} (the NIC's
  * execution engine), {@link DirectWrites} (plain RDMA writes executed at post time),
  * {@link ReorderWindow} (EFA's out-of-order window), {@link RemotePath} (work towards QPs of other
@@ -64,9 +67,23 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * state transitions ({@code init} to {@code reset}) take the engine lock only, so a transition never
  * interleaves with a WQE being executed. Work that arrives while another thread holds the engine
  * lock sets {@code work}; the holder runs it after unlocking ({@code afterUnlock}), so no thread
- * waits on the engine.
+ * waits on the engine. A responder's fault found by another QP's engine (or the NIC agent) is a
+ * state change like the control path's, so it is made under this QP's engine lock too, taken with
+ * {@code tryLock}: when another thread holds it, the fault is left for that thread (the newest
+ * incarnation's), which acts on it in its next run, and a fault whose incarnation has passed (a
+ * reset came between) is dropped.
  */
 final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTable.Entry, QpRequester, QpResponder {
+    private static final VarHandle FAULT;
+
+    static {
+        try {
+            FAULT = MethodHandles.lookup().findVarHandle(SimQp.class, "fault", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     final SimPd pd;
     final SimDevice dev;
     private final DeviceCapabilities caps;
@@ -98,6 +115,12 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
     private volatile int rnrRetry = 7;
     private volatile boolean work;
     private volatile boolean tick;
+    /**
+     * A responder fault left for the engine's holder ({@link #responderFault}): incarnation in the
+     * high half, the event + 2 in the low half; 0: none.
+     */
+    @SuppressWarnings("unused") // through FAULT
+    private volatile long fault;
     /** Set while the engine waits for an answer from another process (see {@link SimDevice#remoteWaiting}). */
     final AtomicBoolean awaitingRemote = new AtomicBoolean();
     /** Bumped on every move to ERR or RESET: requests of an earlier incarnation are dropped by responders. */
@@ -224,40 +247,63 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         }
     }
 
-    /**
-     * This QP, as an RC responder, found an RDMA request's rkey, range or access invalid: ERR and
-     * QP_ACCESS_ERR (IBA local access violation, as mlx5), then flush.
-     */
     @Override
-    public void responderAccessError() {
-        responderError(AsyncEvent.QP_ACCESS_ERR);
-    }
-
-    /** This QP, as an RC responder, found a request invalid (a misaligned atomic): ERR and QP_REQ_ERR, then flush. */
-    @Override
-    public void responderInvalidRequest() {
-        responderError(AsyncEvent.QP_REQ_ERR);
-    }
-
-    @Override
-    public void responderNotice(int inc, boolean access) {
-        engine.lock(); // as every state change of the control path (reset, init, ...)
+    public void responderFault(int inc, int event, boolean flushNow) {
+        if (engine.isHeldByCurrentThread()) { // a QP connected to itself, inside its own engine run
+            applyFault(inc, event);
+            return; // flushed when the run ends
+        }
+        if (!engine.tryLock()) {
+            leaveFault(inc, event);
+            nudge(); // the holder re-checks `work` after unlocking, and kick() acts on the fault
+            return;
+        }
         try {
-            if (incarnation == inc) {
-                responderError(access ? AsyncEvent.QP_ACCESS_ERR : AsyncEvent.QP_REQ_ERR);
-            }
+            applyFault(inc, event);
         } finally {
             engine.unlock();
         }
-        afterUnlock(); // the flush responderError asked for
+        if (flushNow) {
+            afterUnlock();
+        }
     }
 
-    private void responderError(int event) {
-        if (type == QpType.RC && !isClosed() && state != QpState.ERR) {
-            setState(QpState.ERR);
-            ctx.raise(AsyncEvent.ofQp(event, this));
-            enteredError();
-            nudge();
+    /** The fault, engine lock held: ERR and the event while the QP is still in incarnation {@code inc}. */
+    private void applyFault(int inc, int event) {
+        boolean rcOnly = event == AsyncEvent.QP_ACCESS_ERR || event == AsyncEvent.QP_REQ_ERR;
+        if (incarnation != inc || isClosed() || state == QpState.ERR || (rcOnly && type != QpType.RC)) {
+            return;
+        }
+        setState(QpState.ERR);
+        if (event != NO_EVENT) {
+            ctx.raise(AsyncEvent.ofQp(event, this)); // before an SRQ QP's last WQE, as before
+        }
+        enteredError();
+        work = true; // the flush: at once, or at the caller's nudge (see responderFault)
+    }
+
+    /**
+     * Keep a fault for the engine's holder: the newest incarnation's, the first of equal ones (the
+     * one a caller holding the engine would have acted on).
+     */
+    private void leaveFault(int inc, int event) {
+        long f = ((long) inc << 32) | ((event - NO_EVENT + 1) & 0xffffffffL);
+        for (;;) {
+            long cur = (long) FAULT.getVolatile(this);
+            if (cur != 0 && inc - (int) (cur >>> 32) <= 0) {
+                return;
+            }
+            if (FAULT.compareAndSet(this, cur, f)) {
+                return;
+            }
+        }
+    }
+
+    /** The fault another thread left while this one held the engine (engine lock held). */
+    private void takeFault() {
+        long f = (long) FAULT.getAndSet(this, 0L);
+        if (f != 0) {
+            applyFault((int) (f >>> 32), (int) f - 1 + NO_EVENT);
         }
     }
 
@@ -410,6 +456,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         } finally {
             engine.unlock();
         }
+        afterUnlock(); // a fault left while the transition held the engine
     }
 
     @Override
@@ -434,6 +481,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         } finally {
             engine.unlock();
         }
+        afterUnlock(); // a fault left while the transition held the engine
     }
 
     @Override
@@ -451,6 +499,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         } finally {
             engine.unlock();
         }
+        afterUnlock(); // a fault left while the transition held the engine
     }
 
     @Override
@@ -480,15 +529,12 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
         } finally {
             engine.unlock();
         }
+        afterUnlock(); // a fault left while the transition held the engine
     }
 
-    /** The CQ overran or the peer failed this QP: move to ERR and flush as soon as the engine is free. */
+    /** The CQ overran: move to ERR and flush (see {@link #responderFault}; the CQ raised QP_FATAL). */
     void fatal() {
-        if (isClosed()) {
-            return;
-        }
-        moveToError();
-        nudge();
+        responderFault(incarnation, NO_EVENT, true);
     }
 
     /** Ask the engine to run (from another thread, or from inside a delivery); never blocks. */
@@ -515,6 +561,7 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
             }
             try {
                 work = false;
+                takeFault();
                 if (!isClosed()) {
                     eng.process();
                 }
