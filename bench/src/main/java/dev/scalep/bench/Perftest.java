@@ -626,6 +626,7 @@ public final class Perftest {
                 tagRecv(m); // the receiver's zero-byte answer: every message arrived
             } else {
                 tagSend(m, -1);
+                m.progress(); // a staged eager answer leaves at the next progress: now, not after the barrier
             }
         }
 
@@ -706,6 +707,7 @@ public final class Perftest {
                     amAwait(Math.min(BATCH, n - i));
                 }
                 amSend(0);
+                am.progress(); // as the tagged answer: out now, not at the next stream's first progress
             }
         }
 
