@@ -119,7 +119,6 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
      * A responder fault left for the engine's holder ({@link #responderFault}): incarnation in the
      * high half, the event + 2 in the low half; 0: none.
      */
-    @SuppressWarnings("unused") // through FAULT
     private volatile long fault;
     /** Set while the engine waits for an answer from another process (see {@link SimDevice#remoteWaiting}). */
     final AtomicBoolean awaitingRemote = new AtomicBoolean();
@@ -301,6 +300,9 @@ final class SimQp extends SimResource implements QueuePair, QpCounters, SlotTabl
 
     /** The fault another thread left while this one held the engine (engine lock held). */
     private void takeFault() {
+        if (fault == 0L) {
+            return; // the common case, read without the atomic exchange every engine run would otherwise pay
+        }
         long f = (long) FAULT.getAndSet(this, 0L);
         if (f != 0) {
             applyFault((int) (f >>> 32), (int) f - 1 + NO_EVENT);
