@@ -114,7 +114,8 @@ final class Receives {
      * nudged once one is posted), REM_ACCESS_ERR (the target moved to ERR, as an RC responder),
      * REM_INV_REQ_ERR or REM_OP_ERR (see {@link #fault}; {@link Message#targetFailed} is set), or
      * {@link #STALE} for a request of another process's QP that has left the incarnation it was sent
-     * in.
+     * in. {@code tInc} is t's incarnation as the caller read it before its checks of t, which a
+     * fault names ({@link QpResponder#responderFault}).
      */
     static int deliver(SimDevice dev, QpResponder t, int tInc, Message msg, SimMr target, QpRequester waiter) {
         msg.targetFailed = false;
