@@ -140,6 +140,26 @@ public final class Endpoint implements AutoCloseable {
     /** See {@link #destinationQps(int)}. */
     private int destinationQps;
     private int sinceSignal;
+    /**
+     * A run of plain writes on {@link #direct}, counted instead of staged: writes with the same
+     * offsets and length and consecutive wr ids, which {@link #write} accepts with a few compares
+     * on this object's own fields. {@link #materializeRun} stages them into the path's records
+     * before anything else looks at or adds to what is staged, so the order of requests and every
+     * count stay as if each write had been staged when it was called. {@code runCount} 0: no run.
+     */
+    private int runCount;
+    /** Writes the run may hold: the records left free when it started, at most; it is posted when full. */
+    private int runLimit;
+    private int runOffset;
+    private int runLength;
+    private int runRemote;
+    /** The wr id the run's next write carries. */
+    private long runNext;
+    /** The run's local and remote addresses, key and peer, fixed when it started. */
+    private long runLaddr;
+    private long runRaddr;
+    private int runRkey;
+    private int runPeer;
     /** Status of the first error completion this endpoint polled or drained (0: none). */
     private int firstErrorStatus;
     /**
@@ -254,6 +274,10 @@ public final class Endpoint implements AutoCloseable {
         if (i < 0 || i >= peerRkeys.length) {
             throw new IndexOutOfBoundsException("peer " + i + " of " + peerRkeys.length);
         }
+        if (runCount != 0 && (i != peerIndex || peerTargets[i] != peerTarget || peerRkeys[i] != peerRkey
+                || peerLengths[i] != peerBytes)) {
+            materializeRun(direct); // the run's writes go where they were called for; the next ones start anew
+        }
         peerIndex = i;
         peerTarget = peerTargets[i];
         peerSend = peerSends[i];
@@ -326,6 +350,13 @@ public final class Endpoint implements AutoCloseable {
 
     /** RDMA write {@code length} bytes at {@code offset} of the send buffer to the peer's target buffer at {@code remoteOffset}. */
     public int write(long wrId, int offset, int length, int remoteOffset) {
+        if (wrId == runNext && runCount != 0 && offset == runOffset && length == runLength
+                && remoteOffset == runRemote && ownerThread == Thread.currentThread()) {
+            // The run's next write: its arguments were checked when the run started (no run starts
+            // under a guard, and closing the endpoint clears the owner and the run).
+            runNext = wrId + 1;
+            return ++runCount == runLimit ? endRun() : OK;
+        }
         SlotGuard g = guard;
         if (g == null) {
             return writeEntered(wrId, offset, length, remoteOffset);
@@ -341,7 +372,59 @@ public final class Endpoint implements AutoCloseable {
     private int writeEntered(long wrId, int offset, int length, int remoteOffset) {
         checkOwner("write");
         checkArgs("write", wrId, offset, length, remoteOffset);
+        ExclusivePoster d = direct;
+        if (d != null && guard == null) {
+            if (runCount != 0) {
+                materializeRun(d);
+            }
+            // Room for two writes or more, and ids that stay below the reserved ones: start a run.
+            // With less room the write is staged, and the postlist posted, as any other request.
+            long room = Math.min(d.maxBatch() - d.staged(), CONTROL_BASE - wrId);
+            if (room >= 2) {
+                runCount = 1;
+                runLimit = (int) room;
+                runOffset = offset;
+                runLength = length;
+                runRemote = remoteOffset;
+                runNext = wrId + 1;
+                runLaddr = sendAddr + offset;
+                runRaddr = peerTarget + remoteOffset;
+                runRkey = peerRkey;
+                runPeer = peerIndex;
+                return OK;
+            }
+        }
         return stage(wrId, Opcode.RDMA_WRITE, sendAddr + offset, length, peerTarget + remoteOffset, 0);
+    }
+
+    /** The run is full: stage it and post the postlist ({@link #stageDirect}'s rules for a full one). */
+    private int endRun() {
+        ExclusivePoster d = direct;
+        materializeRun(d);
+        if (!d.stagedFull()) {
+            return OK; // a run cut short by the reserved ids: the records are not full yet
+        }
+        int rc = postStaged();
+        return rc != OK && rc != BACK_PRESSURED ? rc : OK;
+    }
+
+    /**
+     * Stage the run's writes into the path's records, each signaled and inlined as {@link
+     * #stageDirect} would have when it was called, and end the run. Does not allocate.
+     */
+    private void materializeRun(ExclusivePoster d) {
+        int n = runCount;
+        runCount = 0;
+        int length = runLength;
+        int q = signalEvery;
+        int s = sinceSignal; // in [0, q): request i of the run is signaled where s + i + 1 is a multiple of q
+        int firstSignal = q - 1 - s;
+        if (Counters.ENABLED && firstSignal < n) {
+            counters.signaled.getAndAddOrdered(1 + (n - 1 - firstSignal) / q);
+        }
+        sinceSignal = (int) (((long) s + n) % q);
+        d.stageRun(WrIds.send(owner, runNext - n), n, Opcode.RDMA_WRITE, length > 0 && length <= inline
+                ? SendFlags.INLINE : 0, firstSignal, q, runLaddr, length, lkey, runRaddr, runRkey, runPeer);
     }
 
     /** RDMA write with immediate data; consumes one of the peer's receives. */
@@ -534,6 +617,9 @@ public final class Endpoint implements AutoCloseable {
     private int stage(long wrId, Opcode op, long laddr, int length, long raddr, int imm) {
         ExclusivePoster d = direct;
         if (d != null) {
+            if (runCount != 0) {
+                materializeRun(d);
+            }
             return stageDirect(d, wrId, op, laddr, length, raddr, imm);
         }
         return stage(wrId, op, 0, 0, laddr, length, lkey, raddr, peerRkey, imm, 0, 0, 0);
@@ -766,6 +852,9 @@ public final class Endpoint implements AutoCloseable {
     private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, int localKey,
                       long raddr, int remoteKey, int imm, long compareAdd, long swap, int forceFlags) {
         ExclusivePoster d = direct;
+        if (runCount != 0) {
+            materializeRun(d);
+        }
         SendBatch b = batch;
         if (d != null ? d.stagedFull() : b.isFull()) {
             int rc = postStaged();
@@ -820,6 +909,9 @@ public final class Endpoint implements AutoCloseable {
      */
     private void postFullBatch() {
         ExclusivePoster d = direct;
+        if (runCount != 0) {
+            materializeRun(d);
+        }
         if (d != null ? d.stagedFull() : batch.isFull()) {
             postStaged();
         }
@@ -828,6 +920,9 @@ public final class Endpoint implements AutoCloseable {
     /** Post what is staged: {@link #OK}, {@link #BACK_PRESSURED} (kept staged) or the provider's errno. */
     private int postStaged() {
         ExclusivePoster d = direct;
+        if (runCount != 0) {
+            materializeRun(d);
+        }
         SendBatch b = batch;
         int n = d != null ? d.staged() : b.count();
         if (n == 0) {
@@ -875,6 +970,9 @@ public final class Endpoint implements AutoCloseable {
     private int flushEntered() {
         checkOwner("flush");
         ExclusivePoster d = direct;
+        if (runCount != 0) {
+            materializeRun(d);
+        }
         SendBatch b = batch;
         int n = d != null ? d.staged() : b.count();
         if (n > 0) {
@@ -1214,7 +1312,7 @@ public final class Endpoint implements AutoCloseable {
 
     /** Requests staged in the postlist and not yet posted (emulation replies waiting for room included). */
     public int staged() {
-        return (direct != null ? direct.staged() : batch.count()) + backlogCount;
+        return (direct != null ? direct.staged() + runCount : batch.count()) + backlogCount;
     }
 
     /** Post receive slot {@code slot} again (after reading it). Any receive completion names its slot as the wrId. */
@@ -1340,6 +1438,7 @@ public final class Endpoint implements AutoCloseable {
         closed = true;
         ownerThread = null;
         batch.clear();
+        runCount = 0;
         if (direct != null) {
             direct.discardStaged();
         }

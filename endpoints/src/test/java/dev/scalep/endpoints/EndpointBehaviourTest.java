@@ -219,6 +219,163 @@ class EndpointBehaviourTest {
         }
     }
 
+    /**
+     * Two levels whose endpoints own a QP (runs of writes are counted, not staged), and a QP shared
+     * by the managers' two endpoints (they are not; one of them is used).
+     */
+    static Stream<Arguments> runMatrix() {
+        List<Arguments> out = new ArrayList<>();
+        for (String dev : System.getProperty("scalep.ep.devices", "sim:mlx5,sim:efa").split(",")) {
+            for (String level : new String[]{"mpi-everywhere", "static", "mpi-threads,qp=shared:locked"}) {
+                out.add(Arguments.of(dev, level));
+            }
+        }
+        return out.stream();
+    }
+
+    /** Threads of the managers of a {@link #runMatrix} level: two where the QP is shared, so that it is. */
+    private static int runThreads(String level) {
+        return level.contains("qp=shared") ? 2 : 1;
+    }
+
+    /**
+     * Writes with the same offsets and consecutive ids form a run that {@link Endpoint#write}
+     * counts and stages only when the postlist fills or another call looks at what is staged.
+     * Seen from outside it must be what staging each write would give: the staged count after
+     * every call, a full postlist posted at once, every q-th request signaled (counted from the
+     * first write, across runs and the requests between them), and the requests in call order
+     * (a later write to the same bytes lands last, where the device keeps order). Postlist 8, one
+     * signaled request in 4 (on EFA, which signals every request: each once).
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("runMatrix")
+    @Timeout(60)
+    void writesOfARunAreStagedSignaledAndOrderedAsEachWriteAlone(String devNames, String level) throws Exception {
+        String[] names = devNames.split("/");
+        Device dev = Devices.byName(names[0]);
+        Device peerDev = Devices.byName(names[names.length - 1]);
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 8).withBuffers(1024, 64);
+        int threads = runThreads(level);
+        try (EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), threads, opts);
+             EndpointManager b = EndpointManager.open(peerDev, SharingConfig.parse(level), threads, opts)) {
+            a.connect(b);
+            Endpoint e = a.acquire();
+            Endpoint peer = b.endpoint(e.index());
+            e.sendBuffer().set(ValueLayout.JAVA_LONG, 0, 0xaaaaL);
+            e.sendBuffer().set(ValueLayout.JAVA_LONG, 8, 0xbbbbL);
+            long wqes = e.qp().counters().wqes();
+            for (int id = 0; id < 21; id++) {
+                assertEquals(Endpoint.OK, e.write(id, 0, 8, 0));
+                assertEquals((id + 1) % 8, e.staged(), "staged after write " + id);
+                assertEquals((id + 1) / 8 * 8, e.qp().counters().wqes() - wqes, "posted after write " + id);
+            }
+            assertEquals(Endpoint.OK, e.write(21, 8, 8, 0), "other offsets: after the run, to the same bytes");
+            assertEquals(6, e.staged());
+            assertEquals(Endpoint.OK, e.write(22, 0, 8, 8));
+            assertEquals(Endpoint.OK, e.write(23, 0, 8, 8), "fills the postlist");
+            assertEquals(0, e.staged());
+            assertEquals(24, e.qp().counters().wqes() - wqes);
+            List<Long> signaled = new ArrayList<>();
+            Completion c = new Completion();
+            for (int polls = 0; signaled.size() < 6 && polls < 1_000_000; polls++) {
+                while (e.poll(c)) {
+                    assertTrue(c.ok(), () -> "completion " + c);
+                    signaled.add(c.wrId());
+                }
+            }
+            if (dev.capabilities().unsignaled()) {
+                assertEquals(List.of(3L, 7L, 11L, 15L, 19L, 23L), signaled, "every fourth request signaled");
+            } else { // EFA: every request signaled, completions in any order (SRD)
+                for (int polls = 0; signaled.size() < 24 && polls < 1_000_000; polls++) {
+                    while (e.poll(c)) {
+                        assertTrue(c.ok(), () -> "completion " + c);
+                        signaled.add(c.wrId());
+                    }
+                }
+                assertEquals(24, signaled.size(), "every request signaled: " + signaled);
+                assertEquals(24, signaled.stream().distinct().filter(id -> id >= 0 && id < 24).count(), "each once");
+            }
+            assertTrue(e.drain(20_000_000_000L), "drain");
+            assertEquals(0, e.outstanding());
+            if (dev.capabilities().inOrder()) {
+                assertEquals(0xbbbbL, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 0), "write 21 landed after 0..20");
+            }
+            assertEquals(0xaaaaL, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 8));
+            a.release(e);
+        }
+    }
+
+    /**
+     * A run ends where the wr ids reach the runtime's reserved ones; what it holds stays staged
+     * (the postlist is not full) until a flush posts it, the last request signaled. And a full
+     * send queue: writes refused BACK_PRESSURED are not staged, every write accepted completes
+     * once the owner polls, each id once, in order where the device keeps order (every request signaled).
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("runMatrix")
+    @Timeout(60)
+    void aRunStopsAtTheReservedIdsAndAFullQueueRefusesWritesOfARun(String devNames, String level) throws Exception {
+        String[] names = devNames.split("/");
+        Device dev = Devices.byName(names[0]);
+        Device peerDev = Devices.byName(names[names.length - 1]);
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(8, 1, 16).withDepths(16, 8).withBuffers(1024, 64);
+        int threads = runThreads(level);
+        try (EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), threads, opts);
+             EndpointManager b = EndpointManager.open(peerDev, SharingConfig.parse(level), threads, opts)) {
+            a.connect(b);
+            Endpoint e = a.acquire();
+            long wqes = e.qp().counters().wqes();
+            for (long id = Endpoint.CONTROL_BASE - 3; id < Endpoint.CONTROL_BASE; id++) {
+                assertEquals(Endpoint.OK, e.write(id, 0, 8, 0));
+            }
+            assertEquals(3, e.staged());
+            assertEquals(0, e.qp().counters().wqes() - wqes, "a postlist of 3 waits for 5 more or a flush");
+            assertEquals(Endpoint.OK, e.flush());
+            assertEquals(3, e.qp().counters().wqes() - wqes);
+            Completion c = new Completion();
+            List<Long> got = new ArrayList<>();
+            for (int polls = 0; got.size() < 3 && polls < 1_000_000; polls++) {
+                while (e.poll(c)) {
+                    assertTrue(c.ok(), () -> "completion " + c);
+                    got.add(c.wrId());
+                }
+            }
+            if (!dev.capabilities().inOrder()) {
+                got.sort(null); // SRD completes in any order
+            }
+            assertEquals(List.of(Endpoint.CONTROL_BASE - 3, Endpoint.CONTROL_BASE - 2, Endpoint.CONTROL_BASE - 1), got);
+            assertTrue(e.drain(20_000_000_000L), "drain");
+
+            long accepted = 0;
+            int rc;
+            while ((rc = e.write(accepted, 0, 8, 0)) == Endpoint.OK) {
+                accepted++;
+                assertTrue(accepted < 1000, "1000 writes into a queue of 16 nobody polled were never back-pressured");
+            }
+            assertEquals(Endpoint.BACK_PRESSURED, rc, "write " + Endpoint.outcomeName(rc));
+            long next = 0;
+            BitSet seen = new BitSet();
+            boolean ordered = dev.capabilities().inOrder();
+            for (int polls = 0; next < accepted && polls < 5_000_000; polls++) {
+                while (e.poll(c)) {
+                    assertTrue(c.ok(), () -> "completion " + c);
+                    if (ordered) {
+                        assertEquals(next, c.wrId(), "completions in order, each once");
+                    } else {
+                        assertTrue(c.wrId() >= 0 && c.wrId() < accepted && !seen.get((int) c.wrId()),
+                                "completion of write " + c.wrId() + ": accepted and not seen before");
+                        seen.set((int) c.wrId());
+                    }
+                    next++;
+                }
+            }
+            assertEquals(accepted, next, "writes accepted and completed; still staged: " + e.staged());
+            assertTrue(e.drain(20_000_000_000L), "drain");
+            assertEquals(0, e.outstanding());
+            a.release(e);
+        }
+    }
+
     private static long check(Completion c, long lastId) {
         if (!c.ok()) {
             throw new AssertionError("error completion " + c);

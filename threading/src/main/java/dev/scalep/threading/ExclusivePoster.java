@@ -112,6 +112,45 @@ public final class ExclusivePoster extends AbstractSendPath {
         pending(rec + 1);
     }
 
+    /**
+     * Stage {@code n} requests (room for them is the caller's check) that differ only in their ids,
+     * {@code firstId} and the ones after it, and in their flags: {@code flags} on each, with
+     * {@link SendFlags#SIGNALED} added on the one at index {@code firstSignal} of the run and every
+     * {@code every}-th after it (none when {@code firstSignal >= n}). The same records as {@code n}
+     * calls of {@link #stage(long, Opcode, int, long, int, int, long, int, int, int)}, with the
+     * template compared once. One SGE, no header, no immediate. Does not allocate.
+     */
+    public void stageRun(long firstId, int n, Opcode op, int flags, int firstSignal, int every, long laddr, int length,
+                         int lkey, long raddr, int rkey, int peer) {
+        int rec = pending();
+        int end = rec + n;
+        boolean same = op == tOp && laddr == tLaddr && length == tLength && lkey == tLkey && raddr == tRaddr
+                && rkey == tRkey && tImm == 0;
+        long[] ids = stagedIds;
+        long[] gens = recGen;
+        long g = gen;
+        int signal = rec + firstSignal;
+        long id = firstId;
+        for (; rec < end; rec++, id++) {
+            ids[rec] = id;
+            int f = flags;
+            if (rec == signal) {
+                f |= SendFlags.SIGNALED;
+                signal += every;
+            }
+            if (same && gens[rec] == g) {
+                if (flagsOf(rec) != f) {
+                    setFlags(rec, f);
+                }
+            } else {
+                stageChanged(rec, op, f, 0, 0, laddr, length, lkey, raddr, rkey, 0, 0, 0, peer);
+                same = tOp != null; // the template is this request now, unless records here are written whole
+                g = gen;
+            }
+        }
+        pending(end);
+    }
+
     /** {@link #stage} of a request the record may not hold: write what differs, then update the template. */
     private void stageChanged(int rec, Opcode op, int flags, long headerAddr, int headerLength, long laddr, int length,
                               int lkey, long raddr, int rkey, int imm, long compareAdd, long swap, int peer) {
