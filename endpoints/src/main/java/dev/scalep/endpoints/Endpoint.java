@@ -141,14 +141,17 @@ public final class Endpoint implements AutoCloseable {
     private int destinationQps;
     private int sinceSignal;
     /**
-     * A run of plain writes on {@link #direct}, counted instead of staged: writes with the same
-     * offsets and length and consecutive wr ids, which {@link #write} accepts with a few compares
-     * on this object's own fields. {@link #materializeRun} stages them into the path's records
+     * A run of plain writes, reads or sends on {@link #direct}, counted instead of staged: requests
+     * of one operation with the same offsets and length and consecutive wr ids, which
+     * {@link #write}, {@link #read} and {@link #send} accept with a few compares on this object's
+     * own fields. {@link #materializeRun} stages them into the path's records
      * before anything else looks at or adds to what is staged, so the order of requests and every
      * count stay as if each write had been staged when it was called. {@code runCount} 0: no run.
      */
     private int runCount;
-    /** Writes the run may hold: the records left free when it started, at most; it is posted when full. */
+    /** The run's operation: {@link Opcode#RDMA_WRITE}, {@link Opcode#RDMA_READ} or {@link Opcode#SEND}. */
+    private Opcode runOp;
+    /** Requests the run may hold: the records left free when it started, at most; it is posted when full. */
     private int runLimit;
     private int runOffset;
     private int runLength;
@@ -351,7 +354,7 @@ public final class Endpoint implements AutoCloseable {
     /** RDMA write {@code length} bytes at {@code offset} of the send buffer to the peer's target buffer at {@code remoteOffset}. */
     public int write(long wrId, int offset, int length, int remoteOffset) {
         if (wrId == runNext && runCount != 0 && offset == runOffset && length == runLength
-                && remoteOffset == runRemote && ownerThread == Thread.currentThread()) {
+                && remoteOffset == runRemote && runOp == Opcode.RDMA_WRITE && ownerThread == Thread.currentThread()) {
             // The run's next write: its arguments were checked when the run started (no run starts
             // under a guard, and closing the endpoint clears the owner and the run).
             runNext = wrId + 1;
@@ -372,29 +375,44 @@ public final class Endpoint implements AutoCloseable {
     private int writeEntered(long wrId, int offset, int length, int remoteOffset) {
         checkOwner("write");
         checkArgs("write", wrId, offset, length, remoteOffset);
-        ExclusivePoster d = direct;
-        if (d != null && guard == null) {
-            if (runCount != 0) {
-                materializeRun(d);
-            }
-            // Room for two writes or more, and ids that stay below the reserved ones: start a run.
-            // With less room the write is staged, and the postlist posted, as any other request.
-            long room = Math.min(d.maxBatch() - d.staged(), CONTROL_BASE - wrId);
-            if (room >= 2) {
-                runCount = 1;
-                runLimit = (int) room;
-                runOffset = offset;
-                runLength = length;
-                runRemote = remoteOffset;
-                runNext = wrId + 1;
-                runLaddr = sendAddr + offset;
-                runRaddr = peerTarget + remoteOffset;
-                runRkey = peerRkey;
-                runPeer = peerIndex;
-                return OK;
-            }
+        long laddr = sendAddr + offset;
+        long raddr = peerTarget + remoteOffset;
+        if (startRun(Opcode.RDMA_WRITE, wrId, offset, length, remoteOffset, laddr, raddr)) {
+            return OK;
         }
-        return stage(wrId, Opcode.RDMA_WRITE, sendAddr + offset, length, peerTarget + remoteOffset, 0);
+        return stage(wrId, Opcode.RDMA_WRITE, laddr, length, raddr, 0);
+    }
+
+    /**
+     * Start a run with this checked request on a per-thread QP without a guard, when the records
+     * have room for two requests or more and the ids after this one stay below the reserved ones
+     * (ending the run in progress first): true when it did, and the request is accepted. With less
+     * room the request is staged, and the postlist posted, as any other.
+     */
+    private boolean startRun(Opcode op, long wrId, int offset, int length, int remoteOffset, long laddr, long raddr) {
+        ExclusivePoster d = direct;
+        if (d == null || guard != null) {
+            return false;
+        }
+        if (runCount != 0) {
+            materializeRun(d);
+        }
+        long room = Math.min(d.maxBatch() - d.staged(), CONTROL_BASE - wrId);
+        if (room < 2) {
+            return false;
+        }
+        runCount = 1;
+        runLimit = (int) room;
+        runOp = op;
+        runOffset = offset;
+        runLength = length;
+        runRemote = remoteOffset;
+        runNext = wrId + 1;
+        runLaddr = laddr;
+        runRaddr = raddr;
+        runRkey = peerRkey;
+        runPeer = peerIndex;
+        return true;
     }
 
     /** The run is full: stage it and post the postlist ({@link #stageDirect}'s rules for a full one). */
@@ -416,6 +434,7 @@ public final class Endpoint implements AutoCloseable {
         int n = runCount;
         runCount = 0;
         int length = runLength;
+        Opcode op = runOp;
         int q = signalEvery;
         int s = sinceSignal; // in [0, q): request i of the run is signaled where s + i + 1 is a multiple of q
         int firstSignal = q - 1 - s;
@@ -423,8 +442,9 @@ public final class Endpoint implements AutoCloseable {
             counters.signaled.getAndAddOrdered(1 + (n - 1 - firstSignal) / q);
         }
         sinceSignal = (int) (((long) s + n) % q);
-        d.stageRun(WrIds.send(owner, runNext - n), n, Opcode.RDMA_WRITE, length > 0 && length <= inline
-                ? SendFlags.INLINE : 0, firstSignal, q, runLaddr, length, lkey, runRaddr, runRkey, runPeer);
+        d.stageRun(WrIds.send(owner, runNext - n), n, op, length > 0 && length <= inline && !op.writesLocal()
+                ? SendFlags.INLINE : 0, firstSignal, q, runLaddr, length, lkey, runRaddr, runRkey,
+                runPeer);
     }
 
     /** RDMA write with immediate data; consumes one of the peer's receives. */
@@ -449,6 +469,11 @@ public final class Endpoint implements AutoCloseable {
 
     /** RDMA read {@code length} bytes at {@code remoteOffset} of the peer's send buffer into this read buffer at {@code offset}. */
     public int read(long wrId, int offset, int length, int remoteOffset) {
+        if (wrId == runNext && runCount != 0 && offset == runOffset && length == runLength
+                && remoteOffset == runRemote && runOp == Opcode.RDMA_READ && ownerThread == Thread.currentThread()) {
+            runNext = wrId + 1; // the run's next read (see write)
+            return ++runCount == runLimit ? endRun() : OK;
+        }
         SlotGuard g = guard;
         if (g == null) {
             return readEntered(wrId, offset, length, remoteOffset);
@@ -464,11 +489,21 @@ public final class Endpoint implements AutoCloseable {
     private int readEntered(long wrId, int offset, int length, int remoteOffset) {
         checkOwner("read");
         checkArgs("read", wrId, offset, length, remoteOffset);
-        return stage(wrId, Opcode.RDMA_READ, readAddr + offset, length, peerSend + remoteOffset, 0);
+        long laddr = readAddr + offset;
+        long raddr = peerSend + remoteOffset;
+        if (startRun(Opcode.RDMA_READ, wrId, offset, length, remoteOffset, laddr, raddr)) {
+            return OK;
+        }
+        return stage(wrId, Opcode.RDMA_READ, laddr, length, raddr, 0);
     }
 
     /** Send {@code length} bytes at {@code offset} of the send buffer into the peer's next receive. */
     public int send(long wrId, int offset, int length) {
+        if (wrId == runNext && runCount != 0 && offset == runOffset && length == runLength
+                && runOp == Opcode.SEND && ownerThread == Thread.currentThread()) {
+            runNext = wrId + 1; // the run's next send (see write)
+            return ++runCount == runLimit ? endRun() : OK;
+        }
         SlotGuard g = guard;
         if (g == null) {
             return sendEntered(wrId, offset, length);
@@ -484,6 +519,9 @@ public final class Endpoint implements AutoCloseable {
     private int sendEntered(long wrId, int offset, int length) {
         checkOwner("send");
         checkArgs("send", wrId, offset, length, NO_REMOTE);
+        if (startRun(Opcode.SEND, wrId, offset, length, NO_REMOTE, sendAddr + offset, 0)) {
+            return OK;
+        }
         return stage(wrId, Opcode.SEND, sendAddr + offset, length, 0, 0);
     }
 

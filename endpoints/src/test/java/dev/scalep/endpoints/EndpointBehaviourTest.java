@@ -220,6 +220,12 @@ class EndpointBehaviourTest {
     }
 
     /**
+     * Polls the run tests make at most while waiting for completions: each returns as soon as they
+     * arrived (at once on the simulator); the bound is for rxe in a TCG virtual machine.
+     */
+    private static final long POLLS = 100_000_000L;
+
+    /**
      * Two levels whose endpoints own a QP (runs of writes are counted, not staged), and a QP shared
      * by the managers' two endpoints (they are not; one of them is used).
      */
@@ -277,7 +283,7 @@ class EndpointBehaviourTest {
             assertEquals(24, e.qp().counters().wqes() - wqes);
             List<Long> signaled = new ArrayList<>();
             Completion c = new Completion();
-            for (int polls = 0; signaled.size() < 6 && polls < 1_000_000; polls++) {
+            for (long polls = 0; signaled.size() < 6 && polls < POLLS; polls++) {
                 while (e.poll(c)) {
                     assertTrue(c.ok(), () -> "completion " + c);
                     signaled.add(c.wrId());
@@ -286,7 +292,7 @@ class EndpointBehaviourTest {
             if (dev.capabilities().unsignaled()) {
                 assertEquals(List.of(3L, 7L, 11L, 15L, 19L, 23L), signaled, "every fourth request signaled");
             } else { // EFA: every request signaled, completions in any order (SRD)
-                for (int polls = 0; signaled.size() < 24 && polls < 1_000_000; polls++) {
+                for (long polls = 0; signaled.size() < 24 && polls < POLLS; polls++) {
                     while (e.poll(c)) {
                         assertTrue(c.ok(), () -> "completion " + c);
                         signaled.add(c.wrId());
@@ -301,6 +307,75 @@ class EndpointBehaviourTest {
                 assertEquals(0xbbbbL, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 0), "write 21 landed after 0..20");
             }
             assertEquals(0xaaaaL, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 8));
+            a.release(e);
+        }
+    }
+
+    /**
+     * Reads and sends form runs as writes do: a run of reads, then a run of sends (a different
+     * operation ends the run of reads), then a write (which ends the run of sends), each staged
+     * and posted in call order. The reads bring the peer's bytes, the peer receives every send
+     * with its bytes, and the ids that complete are the signaled ones (every request on EFA).
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("runMatrix")
+    @Timeout(60)
+    void readsAndSendsFormRunsAsWritesDo(String devNames, String level) throws Exception {
+        String[] names = devNames.split("/");
+        Device dev = Devices.byName(names[0]);
+        Device peerDev = Devices.byName(names[names.length - 1]);
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 16).withBuffers(1024, 64);
+        int threads = runThreads(level);
+        try (EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), threads, opts);
+             EndpointManager b = EndpointManager.open(peerDev, SharingConfig.parse(level), threads, opts)) {
+            a.connect(b);
+            Endpoint e = a.acquire();
+            Endpoint peer = b.acquire();
+            assertEquals(e.index(), peer.index());
+            peer.sendBuffer().set(ValueLayout.JAVA_LONG, 16, 0xccccL);
+            e.sendBuffer().set(ValueLayout.JAVA_LONG, 24, 0xddddL);
+            long wqes = e.qp().counters().wqes();
+            for (int id = 0; id < 6; id++) {
+                assertEquals(Endpoint.OK, e.read(id, 16, 8, 16));
+            }
+            assertEquals(6, e.staged());
+            for (int id = 6; id < 11; id++) {
+                assertEquals(Endpoint.OK, e.send(id, 24, 8));
+            }
+            assertEquals(3, e.staged(), "a postlist of 8 went out at the eighth request");
+            assertEquals(8, e.qp().counters().wqes() - wqes);
+            assertEquals(Endpoint.OK, e.write(11, 24, 8, 32));
+            assertEquals(4, e.staged());
+            assertEquals(Endpoint.OK, e.flush());
+            assertEquals(12, e.qp().counters().wqes() - wqes);
+            List<Long> done = new ArrayList<>();
+            int received = 0;
+            Completion c = new Completion();
+            int expected = dev.capabilities().unsignaled() ? 3 : 12; // 3, 7 and the flush's 11
+            for (long polls = 0; (done.size() < expected || received < 5) && polls < POLLS; polls++) {
+                while (e.poll(c)) {
+                    assertTrue(c.ok(), () -> "completion " + c);
+                    done.add(c.wrId());
+                }
+                while (peer.poll(c)) {
+                    assertTrue(c.ok() && c.isRecv(), () -> "peer: " + c);
+                    assertEquals(8, c.byteLen());
+                    assertEquals(0xddddL, peer.recvSlot((int) c.wrId()).get(ValueLayout.JAVA_LONG, 0), "sent bytes");
+                    assertEquals(0, peer.repost((int) c.wrId()));
+                    received++;
+                }
+            }
+            if (dev.capabilities().unsignaled()) {
+                assertEquals(List.of(3L, 7L, 11L), done);
+            } else {
+                done.sort(null);
+                assertEquals(List.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L, 11L), done);
+            }
+            assertEquals(5, received, "every send received");
+            assertTrue(e.drain(20_000_000_000L), "drain");
+            assertEquals(0xccccL, e.readBuffer().get(ValueLayout.JAVA_LONG, 16), "the reads brought the peer's bytes");
+            assertEquals(0xddddL, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 32), "the write landed");
+            b.release(peer);
             a.release(e);
         }
     }
@@ -334,7 +409,7 @@ class EndpointBehaviourTest {
             assertEquals(3, e.qp().counters().wqes() - wqes);
             Completion c = new Completion();
             List<Long> got = new ArrayList<>();
-            for (int polls = 0; got.size() < 3 && polls < 1_000_000; polls++) {
+            for (long polls = 0; got.size() < 3 && polls < POLLS; polls++) {
                 while (e.poll(c)) {
                     assertTrue(c.ok(), () -> "completion " + c);
                     got.add(c.wrId());
@@ -356,7 +431,7 @@ class EndpointBehaviourTest {
             long next = 0;
             BitSet seen = new BitSet();
             boolean ordered = dev.capabilities().inOrder();
-            for (int polls = 0; next < accepted && polls < 5_000_000; polls++) {
+            for (long polls = 0; next < accepted && polls < POLLS; polls++) {
                 while (e.poll(c)) {
                     assertTrue(c.ok(), () -> "completion " + c);
                     if (ordered) {
