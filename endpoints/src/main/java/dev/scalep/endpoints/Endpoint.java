@@ -146,7 +146,7 @@ public final class Endpoint implements AutoCloseable {
      * {@link #write}, {@link #read} and {@link #send} accept with a few compares on this object's
      * own fields. {@link #materializeRun} stages them into the path's records
      * before anything else looks at or adds to what is staged, so the order of requests and every
-     * count stay as if each write had been staged when it was called. {@code runCount} 0: no run.
+     * count stay as if each request had been staged when it was called. {@code runCount} 0: no run.
      */
     private int runCount;
     /** The run's operation: {@link Opcode#RDMA_WRITE}, {@link Opcode#RDMA_READ} or {@link Opcode#SEND}. */
@@ -156,7 +156,7 @@ public final class Endpoint implements AutoCloseable {
     private int runOffset;
     private int runLength;
     private int runRemote;
-    /** The wr id the run's next write carries. */
+    /** The wr id the run's next request carries. */
     private long runNext;
     /** The run's local and remote addresses, key and peer, fixed when it started. */
     private long runLaddr;
@@ -277,9 +277,9 @@ public final class Endpoint implements AutoCloseable {
         if (i < 0 || i >= peerRkeys.length) {
             throw new IndexOutOfBoundsException("peer " + i + " of " + peerRkeys.length);
         }
-        if (runCount != 0 && (i != peerIndex || peerTargets[i] != peerTarget || peerRkeys[i] != peerRkey
-                || peerLengths[i] != peerBytes)) {
-            materializeRun(direct); // the run's writes go where they were called for; the next ones start anew
+        if (runCount != 0 && (i != peerIndex || peerTargets[i] != peerTarget || peerSends[i] != peerSend
+                || peerRkeys[i] != peerRkey || peerLengths[i] != peerBytes)) {
+            materializeRun(direct); // the run's requests go where they were called for; the next ones start anew
         }
         peerIndex = i;
         peerTarget = peerTargets[i];
@@ -427,7 +427,7 @@ public final class Endpoint implements AutoCloseable {
     }
 
     /**
-     * Stage the run's writes into the path's records, each signaled and inlined as {@link
+     * Stage the run's requests into the path's records, each signaled and inlined as {@link
      * #stageDirect} would have when it was called, and end the run. Does not allocate.
      */
     private void materializeRun(ExclusivePoster d) {

@@ -116,6 +116,58 @@ class WorldEndpointsTest {
         }
     }
 
+    /**
+     * A run of writes ends where the thread turns to another rank: each rank writes its stamp to
+     * every other rank with the same offsets and consecutive ids (the arguments a run continues
+     * with), three times each, one rank after the other; every stamp must land at the rank it was
+     * written to. On sim:efa one endpoint with one connectionless QP reaches every rank, so only the
+     * change of peer ({@code RankEndpoint.to}) tells the runs apart; on sim:mlx5 each rank has its
+     * own endpoint and QP. Postlist 8: all six writes fit in one list.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"sim:mlx5", "sim:efa"})
+    @Timeout(60)
+    void writesWithTheSameArgumentsToAnotherRankGoToThatRank(String devName) throws Exception {
+        Device dev = Devices.byName(devName);
+        List<Object> got = LocalRanks.run(3, 30_000, w -> {
+            try (WorldEndpoints eps = WorldEndpoints.open(w, dev, SharingConfig.parse("mpi-everywhere"), 1,
+                    OPTS.withFeatures(8, 4, 16))) {
+                int me = w.rank();
+                long[] landed = new long[3];
+                try (RankEndpoint re = eps.acquire()) {
+                    for (int q = 0; q < 3; q++) {
+                        re.to(q).sendBuffer().set(JAVA_LONG, 0, 0x7a00L + me);
+                    }
+                    w.barrier();
+                    long id = 0;
+                    for (int q = 0; q < 3; q++) {
+                        if (q == me) {
+                            continue;
+                        }
+                        for (int k = 0; k < 3; k++) {
+                            assertEquals(Endpoint.OK, re.to(q).write(id++, 0, 8, 8 * me));
+                        }
+                    }
+                    assertTrue(re.drain(20_000_000_000L), "drain");
+                    w.barrier(); // every rank's writes have landed
+                    for (int q = 0; q < 3; q++) {
+                        landed[q] = re.to(q == me ? (me + 1) % 3 : q).targetBuffer().get(JAVA_LONG, 8L * q);
+                    }
+                    w.barrier(); // nobody closes while another reads
+                }
+                return landed;
+            }
+        });
+        for (int r = 0; r < 3; r++) {
+            long[] landed = (long[]) got.get(r);
+            for (int q = 0; q < 3; q++) {
+                if (q != r) {
+                    assertEquals(0x7a00L + q, landed[q], "rank " + q + "'s stamp at rank " + r);
+                }
+            }
+        }
+    }
+
     @Test
     @Timeout(60)
     void waitsYieldWhenTheNodeRunsMoreSlotsThanProcessors() throws Exception {
