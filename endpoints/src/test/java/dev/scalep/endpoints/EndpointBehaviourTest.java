@@ -239,6 +239,42 @@ class EndpointBehaviourTest {
         return out.stream();
     }
 
+    /**
+     * The two connected managers of a run test, on the device(s) named {@code a/b} (or one name for
+     * both), with two threads where the level shares QPs ({@link #runThreads}); closed together.
+     */
+    record RunPair(Device dev, EndpointManager a, EndpointManager b) implements AutoCloseable {
+        static RunPair open(String devNames, String level, EndpointOptions opts) {
+            String[] names = devNames.split("/");
+            Device dev = Devices.byName(names[0]);
+            int threads = runThreads(level);
+            EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), threads, opts);
+            EndpointManager b = null;
+            try {
+                b = EndpointManager.open(Devices.byName(names[names.length - 1]), SharingConfig.parse(level), threads,
+                        opts);
+                a.connect(b);
+                return new RunPair(dev, a, b);
+            } catch (RuntimeException x) {
+                if (b != null) {
+                    b.close();
+                }
+                a.close();
+                throw x;
+            }
+        }
+
+        /** The peer's manager first, then this side's, as try-with-resources over both would. */
+        @Override
+        public void close() {
+            try {
+                b.close();
+            } finally {
+                a.close();
+            }
+        }
+    }
+
     /** Threads of the managers of a {@link #runMatrix} level: two where the QP is shared, so that it is. */
     private static int runThreads(String level) {
         return level.contains("qp=shared") ? 2 : 1;
@@ -257,14 +293,11 @@ class EndpointBehaviourTest {
     @MethodSource("runMatrix")
     @Timeout(60)
     void writesOfARunAreStagedSignaledAndOrderedAsEachWriteAlone(String devNames, String level) throws Exception {
-        String[] names = devNames.split("/");
-        Device dev = Devices.byName(names[0]);
-        Device peerDev = Devices.byName(names[names.length - 1]);
         EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 8).withBuffers(1024, 64);
-        int threads = runThreads(level);
-        try (EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), threads, opts);
-             EndpointManager b = EndpointManager.open(peerDev, SharingConfig.parse(level), threads, opts)) {
-            a.connect(b);
+        try (RunPair pair = RunPair.open(devNames, level, opts)) {
+            Device dev = pair.dev();
+            EndpointManager a = pair.a();
+            EndpointManager b = pair.b();
             Endpoint e = a.acquire();
             Endpoint peer = b.endpoint(e.index());
             e.sendBuffer().set(ValueLayout.JAVA_LONG, 0, 0xaaaaL);
@@ -321,14 +354,11 @@ class EndpointBehaviourTest {
     @MethodSource("runMatrix")
     @Timeout(60)
     void readsAndSendsFormRunsAsWritesDo(String devNames, String level) throws Exception {
-        String[] names = devNames.split("/");
-        Device dev = Devices.byName(names[0]);
-        Device peerDev = Devices.byName(names[names.length - 1]);
         EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 16).withBuffers(1024, 64);
-        int threads = runThreads(level);
-        try (EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), threads, opts);
-             EndpointManager b = EndpointManager.open(peerDev, SharingConfig.parse(level), threads, opts)) {
-            a.connect(b);
+        try (RunPair pair = RunPair.open(devNames, level, opts)) {
+            Device dev = pair.dev();
+            EndpointManager a = pair.a();
+            EndpointManager b = pair.b();
             Endpoint e = a.acquire();
             Endpoint peer = b.acquire();
             assertEquals(e.index(), peer.index());
@@ -390,14 +420,10 @@ class EndpointBehaviourTest {
     @MethodSource("runMatrix")
     @Timeout(60)
     void aRunStopsAtTheReservedIdsAndAFullQueueRefusesWritesOfARun(String devNames, String level) throws Exception {
-        String[] names = devNames.split("/");
-        Device dev = Devices.byName(names[0]);
-        Device peerDev = Devices.byName(names[names.length - 1]);
         EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(8, 1, 16).withDepths(16, 8).withBuffers(1024, 64);
-        int threads = runThreads(level);
-        try (EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), threads, opts);
-             EndpointManager b = EndpointManager.open(peerDev, SharingConfig.parse(level), threads, opts)) {
-            a.connect(b);
+        try (RunPair pair = RunPair.open(devNames, level, opts)) {
+            Device dev = pair.dev();
+            EndpointManager a = pair.a();
             Endpoint e = a.acquire();
             long wqes = e.qp().counters().wqes();
             for (long id = Endpoint.CONTROL_BASE - 3; id < Endpoint.CONTROL_BASE; id++) {
