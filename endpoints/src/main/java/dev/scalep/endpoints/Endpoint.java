@@ -353,12 +353,8 @@ public final class Endpoint implements AutoCloseable {
 
     /** RDMA write {@code length} bytes at {@code offset} of the send buffer to the peer's target buffer at {@code remoteOffset}. */
     public int write(long wrId, int offset, int length, int remoteOffset) {
-        if (wrId == runNext && runCount != 0 && offset == runOffset && length == runLength
-                && remoteOffset == runRemote && runOp == Opcode.RDMA_WRITE && ownerThread == Thread.currentThread()) {
-            // The run's next write: its arguments were checked when the run started (no run starts
-            // under a guard, and closing the endpoint clears the owner and the run).
-            runNext = wrId + 1;
-            return ++runCount == runLimit ? endRun() : OK;
+        if (continuesRun(Opcode.RDMA_WRITE, wrId, offset, length, remoteOffset)) {
+            return nextInRun(wrId);
         }
         SlotGuard g = guard;
         if (g == null) {
@@ -394,9 +390,7 @@ public final class Endpoint implements AutoCloseable {
         if (d == null || guard != null) {
             return false;
         }
-        if (runCount != 0) {
-            materializeRun(d);
-        }
+        endRunIfAny(d);
         long room = Math.min(d.maxBatch() - d.staged(), CONTROL_BASE - wrId);
         if (room < 2) {
             return false;
@@ -413,6 +407,29 @@ public final class Endpoint implements AutoCloseable {
         runRkey = peerRkey;
         runPeer = peerIndex;
         return true;
+    }
+
+    /**
+     * Whether this request is the run's next: the same operation, offsets and length, the next id,
+     * from the owner thread. Its arguments were checked when the run started (no run starts under
+     * a guard, and closing the endpoint clears the owner and the run).
+     */
+    private boolean continuesRun(Opcode op, long wrId, int offset, int length, int remoteOffset) {
+        return wrId == runNext && runCount != 0 && offset == runOffset && length == runLength
+                && remoteOffset == runRemote && runOp == op && ownerThread == Thread.currentThread();
+    }
+
+    /** Accept the run's next request; a full run is staged and posted. */
+    private int nextInRun(long wrId) {
+        runNext = wrId + 1;
+        return ++runCount == runLimit ? endRun() : OK;
+    }
+
+    /** Stage the run, if there is one, before anything looks at or adds to what is staged. */
+    private void endRunIfAny(ExclusivePoster d) {
+        if (runCount != 0) {
+            materializeRun(d);
+        }
     }
 
     /** The run is full: stage it and post the postlist ({@link #stageDirect}'s rules for a full one). */
@@ -469,10 +486,8 @@ public final class Endpoint implements AutoCloseable {
 
     /** RDMA read {@code length} bytes at {@code remoteOffset} of the peer's send buffer into this read buffer at {@code offset}. */
     public int read(long wrId, int offset, int length, int remoteOffset) {
-        if (wrId == runNext && runCount != 0 && offset == runOffset && length == runLength
-                && remoteOffset == runRemote && runOp == Opcode.RDMA_READ && ownerThread == Thread.currentThread()) {
-            runNext = wrId + 1; // the run's next read (see write)
-            return ++runCount == runLimit ? endRun() : OK;
+        if (continuesRun(Opcode.RDMA_READ, wrId, offset, length, remoteOffset)) {
+            return nextInRun(wrId);
         }
         SlotGuard g = guard;
         if (g == null) {
@@ -499,10 +514,8 @@ public final class Endpoint implements AutoCloseable {
 
     /** Send {@code length} bytes at {@code offset} of the send buffer into the peer's next receive. */
     public int send(long wrId, int offset, int length) {
-        if (wrId == runNext && runCount != 0 && offset == runOffset && length == runLength
-                && runOp == Opcode.SEND && ownerThread == Thread.currentThread()) {
-            runNext = wrId + 1; // the run's next send (see write)
-            return ++runCount == runLimit ? endRun() : OK;
+        if (continuesRun(Opcode.SEND, wrId, offset, length, NO_REMOTE)) {
+            return nextInRun(wrId);
         }
         SlotGuard g = guard;
         if (g == null) {
@@ -655,9 +668,7 @@ public final class Endpoint implements AutoCloseable {
     private int stage(long wrId, Opcode op, long laddr, int length, long raddr, int imm) {
         ExclusivePoster d = direct;
         if (d != null) {
-            if (runCount != 0) {
-                materializeRun(d);
-            }
+            endRunIfAny(d);
             return stageDirect(d, wrId, op, laddr, length, raddr, imm);
         }
         return stage(wrId, op, 0, 0, laddr, length, lkey, raddr, peerRkey, imm, 0, 0, 0);
@@ -890,9 +901,7 @@ public final class Endpoint implements AutoCloseable {
     private int stage(long wrId, Opcode op, long headerAddr, int headerLength, long laddr, int length, int localKey,
                       long raddr, int remoteKey, int imm, long compareAdd, long swap, int forceFlags) {
         ExclusivePoster d = direct;
-        if (runCount != 0) {
-            materializeRun(d);
-        }
+        endRunIfAny(d);
         SendBatch b = batch;
         if (d != null ? d.stagedFull() : b.isFull()) {
             int rc = postStaged();
@@ -947,9 +956,7 @@ public final class Endpoint implements AutoCloseable {
      */
     private void postFullBatch() {
         ExclusivePoster d = direct;
-        if (runCount != 0) {
-            materializeRun(d);
-        }
+        endRunIfAny(d);
         if (d != null ? d.stagedFull() : batch.isFull()) {
             postStaged();
         }
@@ -958,9 +965,7 @@ public final class Endpoint implements AutoCloseable {
     /** Post what is staged: {@link #OK}, {@link #BACK_PRESSURED} (kept staged) or the provider's errno. */
     private int postStaged() {
         ExclusivePoster d = direct;
-        if (runCount != 0) {
-            materializeRun(d);
-        }
+        endRunIfAny(d);
         SendBatch b = batch;
         int n = d != null ? d.staged() : b.count();
         if (n == 0) {
@@ -1008,9 +1013,7 @@ public final class Endpoint implements AutoCloseable {
     private int flushEntered() {
         checkOwner("flush");
         ExclusivePoster d = direct;
-        if (runCount != 0) {
-            materializeRun(d);
-        }
+        endRunIfAny(d);
         SendBatch b = batch;
         int n = d != null ? d.staged() : b.count();
         if (n > 0) {
