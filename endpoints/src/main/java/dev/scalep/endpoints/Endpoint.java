@@ -432,14 +432,27 @@ public final class Endpoint implements AutoCloseable {
         }
     }
 
-    /** The run is full: stage it and post the postlist ({@link #stageDirect}'s rules for a full one). */
+    /**
+     * The run is full. One that filled the records from the first (the common case) is staged and
+     * posted in one pass ({@link ExclusivePoster#postRun}); one cut short by the reserved ids, or
+     * begun after other staged requests, is staged, and the postlist posted when full ({@link
+     * #stageDirect}'s rules for a full one).
+     */
     private int endRun() {
         ExclusivePoster d = direct;
-        materializeRun(d);
-        if (!d.stagedFull()) {
-            return OK; // a run cut short by the reserved ids: the records are not full yet
+        int n = runCount;
+        if (n != d.maxBatch()) {
+            materializeRun(d);
+            if (!d.stagedFull()) {
+                return OK; // a run cut short by the reserved ids: the records are not full yet
+            }
+            int rc = postStaged();
+            return rc != OK && rc != BACK_PRESSURED ? rc : OK;
         }
-        int rc = postStaged();
+        runCount = 0; // n == maxBatch: the run began on empty records, and nothing else was staged since
+        int rc = d.postRun(WrIds.send(owner, runNext - n), n, runOp, runFlags(), runSignal(n), signalEvery, runLaddr,
+                runLength, lkey, runRaddr, runRkey, runPeer);
+        rc = afterPost(n, rc);
         return rc != OK && rc != BACK_PRESSURED ? rc : OK;
     }
 
@@ -450,18 +463,29 @@ public final class Endpoint implements AutoCloseable {
     private void materializeRun(ExclusivePoster d) {
         int n = runCount;
         runCount = 0;
+        d.stageRun(WrIds.send(owner, runNext - n), n, runOp, runFlags(), runSignal(n), signalEvery, runLaddr, runLength,
+                lkey, runRaddr, runRkey, runPeer);
+    }
+
+    /** The flags every request of the run carries: inline where {@link #stageDirect} would inline it. */
+    private int runFlags() {
         int length = runLength;
-        Opcode op = runOp;
+        return length > 0 && length <= inline && !runOp.writesLocal() ? SendFlags.INLINE : 0;
+    }
+
+    /**
+     * Account the signals of a run of {@code n} requests that ends now: returns the index in the run
+     * of the first signaled request ({@code >= n} for none; then every {@link #signalEvery}-th).
+     */
+    private int runSignal(int n) {
         int q = signalEvery;
         int s = sinceSignal; // in [0, q): request i of the run is signaled where s + i + 1 is a multiple of q
         int firstSignal = q - 1 - s;
         if (Counters.ENABLED && firstSignal < n) {
-            counters.signaled.getAndAddOrdered(1 + (n - 1 - firstSignal) / q);
+            Counters.add(counters.signaled, 1 + (n - 1 - firstSignal) / q);
         }
         sinceSignal = (int) (((long) s + n) % q);
-        d.stageRun(WrIds.send(owner, runNext - n), n, op, length > 0 && length <= inline && !op.writesLocal()
-                ? SendFlags.INLINE : 0, firstSignal, q, runLaddr, length, lkey, runRaddr, runRkey,
-                runPeer);
+        return firstSignal;
     }
 
     /** RDMA write with immediate data; consumes one of the peer's receives. */
@@ -693,7 +717,7 @@ public final class Endpoint implements AutoCloseable {
             flags = SendFlags.SIGNALED;
             sinceSignal = 0;
             if (Counters.ENABLED) {
-                counters.signaled.incrementOrdered();
+                Counters.add(counters.signaled, 1);
             }
         }
         if (length > 0 && length <= inline && !op.writesLocal()) {
@@ -914,7 +938,7 @@ public final class Endpoint implements AutoCloseable {
             flags |= SendFlags.SIGNALED;
             sinceSignal = 0;
             if (Counters.ENABLED) {
-                counters.signaled.incrementOrdered();
+                Counters.add(counters.signaled, 1);
             }
         }
         int total = headerLength + length;
@@ -972,19 +996,27 @@ public final class Endpoint implements AutoCloseable {
             return OK;
         }
         int rc = d != null ? d.postStaged() : path.post(b);
+        return afterPost(n, rc);
+    }
+
+    /**
+     * Account a post of the {@code n} requests staged ({@code rc} its result): back-pressured,
+     * they stay staged and the completions are progressed; otherwise they count as posted.
+     */
+    private int afterPost(int n, int rc) {
         if (rc == BACK_PRESSURED) {
             if (Counters.ENABLED) {
-                counters.backPressured.incrementOrdered();
+                Counters.add(counters.backPressured, 1);
             }
             router.progress(owner);
             return rc;
         }
         posted += n; // the refused ones are settled through the path's rejected(owner)
-        b.clear(); // (a direct path's records are consumed by its postStaged)
+        batch.clear(); // (a direct path's records are consumed by its postStaged)
         if (Counters.ENABLED) {
-            counters.wrs.getAndAddOrdered(n);
+            Counters.add(counters.wrs, n);
             if (rc != OK) {
-                counters.failedPosts.incrementOrdered();
+                Counters.add(counters.failedPosts, 1);
             }
         }
         return rc;
@@ -1019,7 +1051,7 @@ public final class Endpoint implements AutoCloseable {
         if (n > 0) {
             boolean signaled = d != null ? d.lastSignaled() : (b.flags(n - 1) & SendFlags.SIGNALED) != 0;
             if (Counters.ENABLED && !signaled) {
-                counters.signaled.incrementOrdered();
+                Counters.add(counters.signaled, 1);
             }
             if (d != null) {
                 d.signalLast();
@@ -1042,7 +1074,7 @@ public final class Endpoint implements AutoCloseable {
             if (rc == OK) {
                 sinceSignal = 0;
                 if (Counters.ENABLED) {
-                    counters.signaled.incrementOrdered();
+                    Counters.add(counters.signaled, 1);
                 }
             } else if (rc == BACK_PRESSURED) {
                 if (d != null) {
@@ -1080,7 +1112,7 @@ public final class Endpoint implements AutoCloseable {
             out.copyFrom(heldWrId[h], 0, heldOpcode[h], heldLen[h], heldImm[h], heldFlags[h]);
             dropHeld();
             if (Counters.ENABLED) {
-                counters.completions.incrementOrdered();
+                Counters.add(counters.completions, 1);
             }
             return true;
         }
@@ -1101,7 +1133,7 @@ public final class Endpoint implements AutoCloseable {
             if (c.isRecv() || c.wrId() != FLUSH_ID) {
                 out.copyFrom(c);
                 if (Counters.ENABLED) {
-                    counters.completions.incrementOrdered();
+                    Counters.add(counters.completions, 1);
                 }
                 return true;
             }

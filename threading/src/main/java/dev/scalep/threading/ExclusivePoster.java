@@ -151,6 +151,49 @@ public final class ExclusivePoster extends AbstractSendPath {
         pending(end);
     }
 
+    /**
+     * {@link #stageRun} and {@link #postStaged} in one pass over the records, for a run that fills
+     * them from the first (nothing else staged; the caller checked): the credits are taken first,
+     * then each record gets its flags (where they differ) and its wr_id together, and the list is
+     * posted. Without credits for the run it is staged as {@link #stageRun} stages it and {@link
+     * #EAGAIN} returned (nothing taken), as {@link #postStaged} would. Otherwise returns what {@link
+     * #postStaged} returns. Does not allocate.
+     */
+    public int postRun(long firstId, int n, Opcode op, int flags, int firstSignal, int every, long laddr, int length,
+                       int lkey, long raddr, int rkey, int peer) {
+        if (!credits.tryTake(n)) {
+            stageRun(firstId, n, op, flags, firstSignal, every, laddr, length, lkey, raddr, rkey, peer);
+            return EAGAIN;
+        }
+        long seq = credits.sequenceRun(firstId, n);
+        long wrId = seq >= 0 ? seq : firstId; // what each record carries: its sequence, or the caller's id
+        boolean same = op == tOp && laddr == tLaddr && length == tLength && lkey == tLkey && raddr == tRaddr
+                && rkey == tRkey && tImm == 0;
+        long[] gens = recGen;
+        long g = gen;
+        SendWorkRequests w = list;
+        int signal = firstSignal;
+        for (int rec = 0; rec < n; rec++, wrId++) {
+            int f = flags;
+            if (rec == signal) {
+                f |= SendFlags.SIGNALED;
+                signal += every;
+            }
+            if (same && gens[rec] == g) {
+                if (flagsOf(rec) != f) {
+                    setFlags(rec, f);
+                }
+            } else {
+                stageChanged(rec, op, f, 0, 0, laddr, length, lkey, raddr, rkey, 0, 0, 0, peer);
+                same = tOp != null;
+                g = gen;
+            }
+            w.wrId(rec, wrId);
+        }
+        pending(n);
+        return postList();
+    }
+
     /** {@link #stage} of a request the record may not hold: write what differs, then update the template. */
     private void stageChanged(int rec, Opcode op, int flags, long headerAddr, int headerLength, long laddr, int length,
                               int lkey, long raddr, int rkey, int imm, long compareAdd, long swap, int peer) {

@@ -75,27 +75,27 @@ public final class PathCounters implements AutoCloseable {
 
     /** One doorbell for a list of {@code n >= 1} requests. */
     void doorbell(int n) {
-        wrs.getAndAddOrdered(n);
-        doorbells.incrementOrdered();
-        postlist[bucket(n)].incrementOrdered();
-        blueFlame.setOrdered(provider.blueFlameWrites());
+        Counters.add(wrs, n);
+        Counters.add(doorbells, 1);
+        Counters.add(postlist[bucket(n)], 1);
+        blueFlame.setWeak(provider.blueFlameWrites());
     }
 
     /** {@code n} requests of the last list refused by the provider. */
     void failed(int n) {
-        failed.getAndAddOrdered(n);
+        Counters.add(failed, n);
     }
 
     /** The right to post was acquired by the calling thread (after waiting, when {@code waited}). */
     void acquired(boolean waited) {
-        acquired.incrementOrdered();
+        Counters.add(acquired, 1);
         if (waited) {
-            contended.incrementOrdered();
+            Counters.add(contended, 1);
         }
         long me = Thread.currentThread().threadId();
         if (me != lastHolder) {
             if (lastHolder != 0) {
-                handoffs.incrementOrdered();
+                Counters.add(handoffs, 1);
             }
             lastHolder = me;
         }
@@ -115,8 +115,8 @@ public final class PathCounters implements AutoCloseable {
     void passEnd(long mark) {
         long k = wrs.getWeak() - mark;
         if (k > 0) {
-            passes.incrementOrdered();
-            combined.getAndAddOrdered(k);
+            Counters.add(passes, 1);
+            Counters.add(combined, k);
         }
     }
 

@@ -159,6 +159,25 @@ public final class SendCredits {
         return first;
     }
 
+    /**
+     * {@link #sequence} for {@code n} requests whose ids are {@code firstId} and the ones after it:
+     * the first sequence, or -1 when ids are not rewritten. Poster only.
+     */
+    public long sequenceRun(long firstId, int n) {
+        if (!rewrite) {
+            return -1;
+        }
+        long first = sqSeq;
+        long[] table = userIds;
+        int m = mask;
+        for (int i = 0; i < n; i++) {
+            table[(int) ((first + i) & m)] = firstId + i;
+        }
+        sqSeq = first + n;
+        VarHandle.releaseFence();
+        return first;
+    }
+
     /** Take back the last {@code n} sequences handed out (their requests were not posted). Poster only. */
     public void unsequence(long n) {
         if (rewrite) {

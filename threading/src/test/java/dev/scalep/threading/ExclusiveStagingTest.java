@@ -26,6 +26,7 @@ import java.util.Random;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Requests staged straight into a per-thread path's native records ({@link ExclusivePoster#stage}):
@@ -183,6 +184,62 @@ class ExclusiveStagingTest {
             assertThrows(IllegalStateException.class, () -> p.post(one));
             assertEquals(p.depth(), p.freeSlots());
             p.discardStaged();
+            p.close();
+        }
+    }
+
+    @Test
+    void aRunPostedInOnePassLandsAndRetiresAsOneStagedThenPosted() {
+        try (Context a = Devices.byName("sim:mlx5").open(ContextOptions.DEFAULTS);
+             Context b = Devices.byName("sim:mlx5").open(ContextOptions.DEFAULTS)) {
+            ProtectionDomain pa = a.allocPd();
+            ProtectionDomain pb = b.allocPd();
+            CompletionQueue cq = a.createCq(CqOptions.of(64));
+            CompletionQueue cqb = b.createCq(CqOptions.of(64));
+            MemorySegment ma = pa.allocate(4096, 64);
+            MemorySegment mb = pb.allocate(4096, 64);
+            MemoryRegion mra = pa.register(ma, Access.ALL_RDMA);
+            MemoryRegion mrb = pb.register(mb, Access.ALL_RDMA);
+            QueuePair qa = pa.createQp(QpInitAttr.of(QpType.RC, cq, 16));
+            QueuePair qb = pb.createQp(QpInitAttr.of(QpType.RC, cqb, 16));
+            qa.connect(qb.address(), Access.ALL_RDMA, 7);
+            qb.connect(qa.address(), Access.ALL_RDMA, 7);
+            for (int k = 0; k < 64; k++) {
+                ma.set(JAVA_LONG, 8L * k, 0x2222_0000_0000L + k);
+            }
+            ExclusivePoster p = new ExclusivePoster(qa, 4, 1, 0, null);
+            long[] next = {3}; // the last write of each run of four is signaled
+            int refused = 0;
+            try (WorkCompletions wc = new WorkCompletions(16)) {
+                // 16 runs of four writes, word run / 2 to word 8 + run / 2, never reaped between runs: the
+                // queue of 16 fills after four runs (credits come back only when reaped), and a run without
+                // credits is staged, not posted
+                for (int run = 0; run < 16; run++) {
+                    int word = run / 2;
+                    int rc = p.postRun(WrIds.send(0, 4L * run), 4, Opcode.RDMA_WRITE, 0, 3, 4,
+                            mra.address() + 8L * word, 8, mra.lkey(), mrb.address() + 8L * (8 + word), mrb.rkey(), 0);
+                    if (rc == SendPath.EAGAIN) {
+                        refused++;
+                        assertEquals(4, p.staged(), "run " + run + " refused: staged whole");
+                        assertEquals(0, p.freeSlots(), "run " + run + " refused: nothing taken");
+                        while ((rc = p.postStaged()) == SendPath.EAGAIN) {
+                            reap(p, cq, wc, next);
+                        }
+                    }
+                    assertEquals(0, rc, "run " + run);
+                    assertEquals(0, p.staged(), "run " + run);
+                }
+                for (int spins = 0; p.retired(0) < 64 && spins < 10_000_000; spins++) {
+                    reap(p, cq, wc, next);
+                }
+            }
+            assertTrue(refused >= 3, "runs refused for credits: " + refused); // runs 4, 8 and 12 at least
+            assertEquals(64, p.retired(0));
+            assertEquals(67, next[0]);
+            assertEquals(p.depth(), p.freeSlots());
+            for (int word = 0; word < 8; word++) {
+                assertEquals(0x2222_0000_0000L + word, mb.get(JAVA_LONG, 8L * (8 + word)), "word " + (8 + word));
+            }
             p.close();
         }
     }

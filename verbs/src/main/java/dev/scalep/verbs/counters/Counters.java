@@ -54,6 +54,16 @@ public final class Counters {
     }
 
     /**
+     * Add {@code n} to a counter its caller alone writes (see the class comment): a plain read and a
+     * plain store of the aligned 8-byte value, which a reader in another process sees whole. No
+     * fence and no compiler barrier: the data path's code around it is compiled as if it were not
+     * there. Data path.
+     */
+    public static void add(AtomicCounter c, long n) {
+        c.setWeak(c.getWeak() + n);
+    }
+
+    /**
      * A group of counters named {@code object + " " + names[i]}: in this process's file when it can
      * be made and has room, else private. Control path; thread-safe.
      */
