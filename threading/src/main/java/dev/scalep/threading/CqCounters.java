@@ -7,7 +7,7 @@ import org.agrona.concurrent.status.AtomicCounter;
 /**
  * The counters of one CQ's router ({@link Counters}): polls that returned completions, completions
  * polled, completions routed to another owner than the polling thread's, and completions no owner
- * could take. Written by the poll-role holder only (ordered stores).
+ * could take. Written by the poll-role holder only ({@link Counters#add}).
  */
 public final class CqCounters implements AutoCloseable {
     static final String[] NAMES = {"polls", "completions", "routed-away", "unrouted"};

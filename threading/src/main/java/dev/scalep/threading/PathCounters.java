@@ -14,7 +14,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * holder), combiner passes that posted something and the requests they posted, and the provider's
  * BlueFlame writes (mlx5: a doorbell that carried the WQE itself).
  *
- * <p>Written by the holder of the right to post (single writer at a time: ordered stores), except
+ * <p>Written by the holder of the right to post (single writer at a time, each passing the right on to the next: {@link Counters#add}), except
  * the combining path's contended count, which threads without the role add atomically: they
  * already share the role's flag and queue.
  */

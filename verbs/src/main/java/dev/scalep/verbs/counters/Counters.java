@@ -26,8 +26,8 @@ import java.util.Map;
  * <p>{@link #ENABLED} ({@code -Dscalep.counters}, default true) is read once into a constant: the
  * data path guards every increment with it, so with counters off the compiler removes them.
  * Counters are written by one thread at a time (the holder of what the counted object already
- * serialises: an endpoint's owner, a QP's lock or combiner role, a CQ's poll role) with ordered
- * stores, and each sits in its own 128-byte record, so two threads never share a counter's cache
+ * serialises: an endpoint's owner, a QP's lock or combiner role, a CQ's poll role) with plain
+ * stores ({@link #add}), and each sits in its own 128-byte record, so two threads never share a counter's cache
  * line unless they already share the object it counts.
  */
 public final class Counters {
