@@ -50,6 +50,8 @@ import java.lang.foreign.MemorySegment;
 public final class Endpoint implements AutoCloseable {
     /** Outcome: the request was accepted. */
     public static final int OK = 0;
+    /** What {@code startRun} returns when the request starts no run (it is staged instead); no errno. */
+    private static final int NO_RUN = Integer.MIN_VALUE;
     /** Outcome: nothing was taken, the send queue is full; poll completions, then call again. */
     public static final int BACK_PRESSURED = SendPath.EAGAIN;
     /**
@@ -147,10 +149,14 @@ public final class Endpoint implements AutoCloseable {
      * own fields. {@link #materializeRun} stages them into the path's records
      * before anything else looks at or adds to what is staged, so the order of requests and every
      * count stay as if each request had been staged when it was called. {@code runCount} 0: no run.
+     * A full run the queue had no room for is kept whole ({@code runOpen} null: no request continues
+     * it) and posted by the next write, read, send or poll that finds room ({@link #postKeptRun}).
      */
     private int runCount;
     /** The run's operation: {@link Opcode#RDMA_WRITE}, {@link Opcode#RDMA_READ} or {@link Opcode#SEND}. */
     private Opcode runOp;
+    /** The operation a request must have to continue the run: {@code runOp}, or null once the run is full and kept. */
+    private Opcode runOpen;
     /** Requests the run may hold: the records left free when it started, at most; it is posted when full. */
     private int runLimit;
     private int runOffset;
@@ -373,31 +379,35 @@ public final class Endpoint implements AutoCloseable {
         checkArgs("write", wrId, offset, length, remoteOffset);
         long laddr = sendAddr + offset;
         long raddr = peerTarget + remoteOffset;
-        if (startRun(Opcode.RDMA_WRITE, wrId, offset, length, remoteOffset, laddr, raddr)) {
-            return OK;
-        }
-        return stage(wrId, Opcode.RDMA_WRITE, laddr, length, raddr, 0);
+        int rc = startRun(Opcode.RDMA_WRITE, wrId, offset, length, remoteOffset, laddr, raddr);
+        return rc != NO_RUN ? rc : stage(wrId, Opcode.RDMA_WRITE, laddr, length, raddr, 0);
     }
 
     /**
      * Start a run with this checked request on a per-thread QP without a guard, when the records
      * have room for two requests or more and the ids after this one stay below the reserved ones
-     * (ending the run in progress first): true when it did, and the request is accepted. With less
-     * room the request is staged, and the postlist posted, as any other.
+     * (ending the run in progress first): {@link #OK} when it did, and the request is accepted. A
+     * full run kept for want of credits is posted first; when it still finds none, {@link
+     * #BACK_PRESSURED} (this request refused, nothing taken). Otherwise {@link #NO_RUN}: the request
+     * is staged, and the postlist posted, as any other.
      */
-    private boolean startRun(Opcode op, long wrId, int offset, int length, int remoteOffset, long laddr, long raddr) {
+    private int startRun(Opcode op, long wrId, int offset, int length, int remoteOffset, long laddr, long raddr) {
         ExclusivePoster d = direct;
         if (d == null || guard != null) {
-            return false;
+            return NO_RUN;
+        }
+        if (runCount != 0 && runOpen == null && postKeptRun() == BACK_PRESSURED) {
+            return BACK_PRESSURED;
         }
         endRunIfAny(d);
         long room = Math.min(d.maxBatch() - d.staged(), CONTROL_BASE - wrId);
         if (room < 2) {
-            return false;
+            return NO_RUN;
         }
         runCount = 1;
         runLimit = (int) room;
         runOp = op;
+        runOpen = op;
         runOffset = offset;
         runLength = length;
         runRemote = remoteOffset;
@@ -406,7 +416,7 @@ public final class Endpoint implements AutoCloseable {
         runRaddr = raddr;
         runRkey = peerRkey;
         runPeer = peerIndex;
-        return true;
+        return OK;
     }
 
     /**
@@ -416,10 +426,10 @@ public final class Endpoint implements AutoCloseable {
      */
     private boolean continuesRun(Opcode op, long wrId, int offset, int length, int remoteOffset) {
         return wrId == runNext && runCount != 0 && offset == runOffset && length == runLength
-                && remoteOffset == runRemote && runOp == op && ownerThread == Thread.currentThread();
+                && remoteOffset == runRemote && runOpen == op && ownerThread == Thread.currentThread();
     }
 
-    /** Accept the run's next request; a full run is staged and posted. */
+    /** Accept the run's next request; a full run is posted ({@link #endRun}). */
     private int nextInRun(long wrId) {
         runNext = wrId + 1;
         return ++runCount == runLimit ? endRun() : OK;
@@ -449,11 +459,34 @@ public final class Endpoint implements AutoCloseable {
             int rc = postStaged();
             return rc != OK && rc != BACK_PRESSURED ? rc : OK;
         }
-        runCount = 0; // n == maxBatch: the run began on empty records, and nothing else was staged since
-        int rc = d.postRun(WrIds.send(owner, runNext - n), n, runOp, runFlags(), runSignal(n), signalEvery, runLaddr,
-                runLength, lkey, runRaddr, runRkey, runPeer);
-        rc = afterPost(n, rc);
+        int rc = postFullRun(d); // n == maxBatch: the run began on empty records, and nothing else was staged since
         return rc != OK && rc != BACK_PRESSURED ? rc : OK;
+    }
+
+    /**
+     * Post the full run in one pass: {@link #OK} or the provider's errno, the run ended; or without
+     * credits {@link #BACK_PRESSURED}, the run kept whole and closed to further requests, nothing
+     * staged, its signals not yet counted (the completions are progressed, as for any
+     * back-pressured post).
+     */
+    private int postFullRun(ExclusivePoster d) {
+        int n = runCount;
+        int q = signalEvery;
+        int firstSignal = q - 1 - sinceSignal;
+        int rc = d.postRun(WrIds.send(owner, runNext - n), n, runOp, runFlags(), firstSignal, q, runLaddr, runLength,
+                lkey, runRaddr, runRkey, runPeer);
+        if (rc == BACK_PRESSURED) {
+            runOpen = null;
+        } else {
+            runCount = 0;
+            runSignal(n);
+        }
+        return afterPost(n, rc);
+    }
+
+    /** Post the full run kept for want of credits: {@link #OK}, {@link #BACK_PRESSURED} (still kept) or the errno. */
+    private int postKeptRun() {
+        return postFullRun(direct);
     }
 
     /**
@@ -530,10 +563,8 @@ public final class Endpoint implements AutoCloseable {
         checkArgs("read", wrId, offset, length, remoteOffset);
         long laddr = readAddr + offset;
         long raddr = peerSend + remoteOffset;
-        if (startRun(Opcode.RDMA_READ, wrId, offset, length, remoteOffset, laddr, raddr)) {
-            return OK;
-        }
-        return stage(wrId, Opcode.RDMA_READ, laddr, length, raddr, 0);
+        int rc = startRun(Opcode.RDMA_READ, wrId, offset, length, remoteOffset, laddr, raddr);
+        return rc != NO_RUN ? rc : stage(wrId, Opcode.RDMA_READ, laddr, length, raddr, 0);
     }
 
     /** Send {@code length} bytes at {@code offset} of the send buffer into the peer's next receive. */
@@ -556,10 +587,8 @@ public final class Endpoint implements AutoCloseable {
     private int sendEntered(long wrId, int offset, int length) {
         checkOwner("send");
         checkArgs("send", wrId, offset, length, NO_REMOTE);
-        if (startRun(Opcode.SEND, wrId, offset, length, NO_REMOTE, sendAddr + offset, 0)) {
-            return OK;
-        }
-        return stage(wrId, Opcode.SEND, sendAddr + offset, length, 0, 0);
+        int rc = startRun(Opcode.SEND, wrId, offset, length, NO_REMOTE, sendAddr + offset, 0);
+        return rc != NO_RUN ? rc : stage(wrId, Opcode.SEND, sendAddr + offset, length, 0, 0);
     }
 
     /** Send with immediate data. */
@@ -980,7 +1009,12 @@ public final class Endpoint implements AutoCloseable {
      */
     private void postFullBatch() {
         ExclusivePoster d = direct;
-        endRunIfAny(d);
+        if (runCount != 0) { // an open run leaves the records short of full: it is posted when it fills them
+            if (runOpen == null) {
+                postKeptRun();
+            }
+            return;
+        }
         if (d != null ? d.stagedFull() : batch.isFull()) {
             postStaged();
         }

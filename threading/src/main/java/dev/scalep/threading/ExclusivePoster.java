@@ -155,14 +155,13 @@ public final class ExclusivePoster extends AbstractSendPath {
      * {@link #stageRun} and {@link #postStaged} in one pass over the records, for a run that fills
      * them from the first (nothing else staged; the caller checked): the credits are taken first,
      * then each record gets its flags (where they differ) and its wr_id together, and the list is
-     * posted. Without credits for the run it is staged as {@link #stageRun} stages it and {@link
-     * #EAGAIN} returned (nothing taken), as {@link #postStaged} would. Otherwise returns what {@link
-     * #postStaged} returns. Does not allocate.
+     * posted. Without credits for the run nothing is written or taken and {@link #EAGAIN} returned
+     * (the caller keeps the run, to post it again or to {@link #stageRun} it). Otherwise returns
+     * what {@link #postStaged} returns. Does not allocate.
      */
     public int postRun(long firstId, int n, Opcode op, int flags, int firstSignal, int every, long laddr, int length,
                        int lkey, long raddr, int rkey, int peer) {
         if (!credits.tryTake(n)) {
-            stageRun(firstId, n, op, flags, firstSignal, every, laddr, length, lkey, raddr, rkey, peer);
             return EAGAIN;
         }
         long seq = credits.sequenceRun(firstId, n);
