@@ -123,16 +123,70 @@ public final class ExclusivePoster extends AbstractSendPath {
     public void stageRun(long firstId, int n, Opcode op, int flags, int firstSignal, int every, long laddr, int length,
                          int lkey, long raddr, int rkey, int peer) {
         int rec = pending();
-        int end = rec + n;
+        long[] ids = stagedIds;
+        for (int i = 0; i < n; i++) {
+            ids[rec + i] = firstId + i;
+        }
+        writeRun(rec, n, op, flags, firstSignal, every, laddr, length, lkey, raddr, rkey, peer);
+        pending(rec + n);
+    }
+
+    /**
+     * {@link #stageRun} and {@link #postStaged} in one pass, for a run that fills the records from
+     * the first (nothing else staged; the caller checked): the credits are taken first, then the
+     * records are written as {@link #stageRun} writes them, then the wr_ids in one loop of their own,
+     * and the list is posted. Without credits for the run nothing is written or taken and {@link
+     * #EAGAIN} returned (the caller keeps the run, to post it again or to {@link #stageRun} it).
+     * Otherwise returns what {@link #postStaged} returns. Does not allocate.
+     */
+    public int postRun(long firstId, int n, Opcode op, int flags, int firstSignal, int every, long laddr, int length,
+                       int lkey, long raddr, int rkey, int peer) {
+        if (!credits.tryTake(n)) {
+            return EAGAIN;
+        }
+        long seq = credits.sequenceRun(firstId, n);
+        writeRun(0, n, op, flags, firstSignal, every, laddr, length, lkey, raddr, rkey, peer);
+        list.wrIds(0, n, seq >= 0 ? seq : firstId); // each record's sequence, or the caller's id
+        pending(n);
+        return postList();
+    }
+
+    /**
+     * Write records {@code [rec0, rec0 + n)} for a run (all but the ids): when each already holds
+     * the template and the run is the template, only the flags that differ, in a loop without a
+     * call, which the JIT keeps in registers (a loop that may call {@link #stageChanged} spills its
+     * values at every record); else record by record, writing what differs.
+     */
+    private void writeRun(int rec0, int n, Opcode op, int flags, int firstSignal, int every, long laddr, int length,
+                          int lkey, long raddr, int rkey, int peer) {
+        int end = rec0 + n;
+        long g = gen;
         boolean same = op == tOp && laddr == tLaddr && length == tLength && lkey == tLkey && raddr == tRaddr
                 && rkey == tRkey && tImm == 0;
-        long[] ids = stagedIds;
+        if (same) {
+            long[] gens = recGen;
+            for (int rec = rec0; rec < end; rec++) {
+                same &= gens[rec] == g;
+            }
+        }
+        int signal = rec0 + firstSignal;
+        if (same) {
+            for (int rec = rec0; rec < end; rec++) {
+                int f = flags;
+                if (rec == signal) {
+                    f |= SendFlags.SIGNALED;
+                    signal += every;
+                }
+                if (flagsOf(rec) != f) {
+                    setFlags(rec, f);
+                }
+            }
+            return;
+        }
+        same = op == tOp && laddr == tLaddr && length == tLength && lkey == tLkey && raddr == tRaddr
+                && rkey == tRkey && tImm == 0;
         long[] gens = recGen;
-        long g = gen;
-        int signal = rec + firstSignal;
-        long id = firstId;
-        for (; rec < end; rec++, id++) {
-            ids[rec] = id;
+        for (int rec = rec0; rec < end; rec++) {
             int f = flags;
             if (rec == signal) {
                 f |= SendFlags.SIGNALED;
@@ -148,49 +202,6 @@ public final class ExclusivePoster extends AbstractSendPath {
                 g = gen;
             }
         }
-        pending(end);
-    }
-
-    /**
-     * {@link #stageRun} and {@link #postStaged} in one pass over the records, for a run that fills
-     * them from the first (nothing else staged; the caller checked): the credits are taken first,
-     * then each record gets its flags (where they differ) and its wr_id together, and the list is
-     * posted. Without credits for the run nothing is written or taken and {@link #EAGAIN} returned
-     * (the caller keeps the run, to post it again or to {@link #stageRun} it). Otherwise returns
-     * what {@link #postStaged} returns. Does not allocate.
-     */
-    public int postRun(long firstId, int n, Opcode op, int flags, int firstSignal, int every, long laddr, int length,
-                       int lkey, long raddr, int rkey, int peer) {
-        if (!credits.tryTake(n)) {
-            return EAGAIN;
-        }
-        long seq = credits.sequenceRun(firstId, n);
-        long wrId = seq >= 0 ? seq : firstId; // what each record carries: its sequence, or the caller's id
-        boolean same = op == tOp && laddr == tLaddr && length == tLength && lkey == tLkey && raddr == tRaddr
-                && rkey == tRkey && tImm == 0;
-        long[] gens = recGen;
-        long g = gen;
-        SendWorkRequests w = list;
-        int signal = firstSignal;
-        for (int rec = 0; rec < n; rec++, wrId++) {
-            int f = flags;
-            if (rec == signal) {
-                f |= SendFlags.SIGNALED;
-                signal += every;
-            }
-            if (same && gens[rec] == g) {
-                if (flagsOf(rec) != f) {
-                    setFlags(rec, f);
-                }
-            } else {
-                stageChanged(rec, op, f, 0, 0, laddr, length, lkey, raddr, rkey, 0, 0, 0, peer);
-                same = tOp != null;
-                g = gen;
-            }
-            w.wrId(rec, wrId);
-        }
-        pending(n);
-        return postList();
     }
 
     /** {@link #stage} of a request the record may not hold: write what differs, then update the template. */

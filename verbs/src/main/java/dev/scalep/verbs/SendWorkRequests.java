@@ -2,6 +2,7 @@ package dev.scalep.verbs;
 
 import dev.scalep.verbs.ffm.Structs;
 
+import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
@@ -125,6 +126,19 @@ public final class SendWorkRequests extends WorkRequestList {
     /** Replace the wr_id of work request {@code i} (pre-initialised records reused across posts). */
     public SendWorkRequests wrId(int i, long wrId) {
         wrs.set(JAVA_LONG_UNALIGNED, WR * i + Structs.SEND_WR_ID, wrId);
+        return this;
+    }
+
+    /**
+     * Give work requests {@code [from, from + n)} the wr_ids {@code first}, {@code first + 1}, ...:
+     * one loop of stores and nothing else, which the JIT compiles with the segment's checks hoisted
+     * out of it (a wr_id stored among other work per record was checked at every record).
+     */
+    public SendWorkRequests wrIds(int from, int n, long first) {
+        MemorySegment w = wrs;
+        for (int i = 0; i < n; i++) {
+            w.set(JAVA_LONG_UNALIGNED, WR * (from + i) + Structs.SEND_WR_ID, first + i);
+        }
         return this;
     }
 
