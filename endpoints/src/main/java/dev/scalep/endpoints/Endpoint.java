@@ -148,17 +148,24 @@ public final class Endpoint implements AutoCloseable {
      * {@link #write}, {@link #read} and {@link #send} accept with a few compares on this object's
      * own fields. {@link #materializeRun} stages them into the path's records
      * before anything else looks at or adds to what is staged, so the order of requests and every
-     * count stay as if each request had been staged when it was called. {@code runCount} 0: no run.
-     * A full run the queue had no room for is kept whole ({@code runOpen} null: no request continues
-     * it) and posted by the next write, read, send or poll that finds room ({@link #postKeptRun}).
+     * count stay as if each request had been staged when it was called. The run holds the ids
+     * {@code [runFirst, runNext)}; {@code runFirst} -1: no run (ids are never negative). A full run
+     * the queue had no room for is kept whole ({@code runOpen} null: no request continues it) and
+     * posted by the next write, read, send or poll that finds room ({@link #postKeptRun}).
      */
-    private int runCount;
+    private long runFirst = -1;
     /** The run's operation: {@link Opcode#RDMA_WRITE}, {@link Opcode#RDMA_READ} or {@link Opcode#SEND}. */
     private Opcode runOp;
-    /** The operation a request must have to continue the run: {@code runOp}, or null once the run is full and kept. */
+    /**
+     * The operation a request must have to continue the run: {@code runOp}, or null when there is
+     * no run or it is full and kept (so that the request's compares need no other test).
+     */
     private Opcode runOpen;
-    /** Requests the run may hold: the records left free when it started, at most; it is posted when full. */
-    private int runLimit;
+    /**
+     * The id past the run's last: it may hold the records left free when it started, at most, and
+     * is posted when its next id reaches this one.
+     */
+    private long runEnd;
     private int runOffset;
     private int runLength;
     private int runRemote;
@@ -283,7 +290,7 @@ public final class Endpoint implements AutoCloseable {
         if (i < 0 || i >= peerRkeys.length) {
             throw new IndexOutOfBoundsException("peer " + i + " of " + peerRkeys.length);
         }
-        if (runCount != 0 && (i != peerIndex || peerTargets[i] != peerTarget || peerSends[i] != peerSend
+        if (runFirst >= 0 && (i != peerIndex || peerTargets[i] != peerTarget || peerSends[i] != peerSend
                 || peerRkeys[i] != peerRkey || peerLengths[i] != peerBytes)) {
             materializeRun(direct); // the run's requests go where they were called for; the next ones start anew
         }
@@ -396,7 +403,7 @@ public final class Endpoint implements AutoCloseable {
         if (d == null || guard != null) {
             return NO_RUN;
         }
-        if (runCount != 0 && runOpen == null && postKeptRun() == BACK_PRESSURED) {
+        if (runFirst >= 0 && runOpen == null && postKeptRun() == BACK_PRESSURED) {
             return BACK_PRESSURED;
         }
         endRunIfAny(d);
@@ -404,8 +411,8 @@ public final class Endpoint implements AutoCloseable {
         if (room < 2) {
             return NO_RUN;
         }
-        runCount = 1;
-        runLimit = (int) room;
+        runFirst = wrId;
+        runEnd = wrId + room;
         runOp = op;
         runOpen = op;
         runOffset = offset;
@@ -425,19 +432,20 @@ public final class Endpoint implements AutoCloseable {
      * a guard, and closing the endpoint clears the owner and the run).
      */
     private boolean continuesRun(Opcode op, long wrId, int offset, int length, int remoteOffset) {
-        return wrId == runNext && runCount != 0 && offset == runOffset && length == runLength
-                && remoteOffset == runRemote && runOpen == op && ownerThread == Thread.currentThread();
+        return wrId == runNext && runOpen == op && offset == runOffset && length == runLength
+                && remoteOffset == runRemote && ownerThread == Thread.currentThread();
     }
 
     /** Accept the run's next request; a full run is posted ({@link #endRun}). */
     private int nextInRun(long wrId) {
-        runNext = wrId + 1;
-        return ++runCount == runLimit ? endRun() : OK;
+        long next = wrId + 1;
+        runNext = next;
+        return next == runEnd ? endRun() : OK;
     }
 
     /** Stage the run, if there is one, before anything looks at or adds to what is staged. */
     private void endRunIfAny(ExclusivePoster d) {
-        if (runCount != 0) {
+        if (runFirst >= 0) {
             materializeRun(d);
         }
     }
@@ -450,8 +458,7 @@ public final class Endpoint implements AutoCloseable {
      */
     private int endRun() {
         ExclusivePoster d = direct;
-        int n = runCount;
-        if (n != d.maxBatch()) {
+        if (runCount() != d.maxBatch()) {
             materializeRun(d);
             if (!d.stagedFull()) {
                 return OK; // a run cut short by the reserved ids: the records are not full yet
@@ -470,15 +477,14 @@ public final class Endpoint implements AutoCloseable {
      * back-pressured post).
      */
     private int postFullRun(ExclusivePoster d) {
-        int n = runCount;
+        int n = runCount();
         int q = signalEvery;
         int firstSignal = q - 1 - sinceSignal;
-        int rc = d.postRun(WrIds.send(owner, runNext - n), n, runOp, runFlags(), firstSignal, q, runLaddr, runLength,
+        int rc = d.postRun(WrIds.send(owner, runFirst), n, runOp, runFlags(), firstSignal, q, runLaddr, runLength,
                 lkey, runRaddr, runRkey, runPeer);
-        if (rc == BACK_PRESSURED) {
-            runOpen = null;
-        } else {
-            runCount = 0;
+        runOpen = null; // posted, or kept whole: either way no request continues it
+        if (rc != BACK_PRESSURED) {
+            runFirst = -1;
             runSignal(n);
         }
         return afterPost(n, rc);
@@ -494,10 +500,17 @@ public final class Endpoint implements AutoCloseable {
      * #stageDirect} would have when it was called, and end the run. Does not allocate.
      */
     private void materializeRun(ExclusivePoster d) {
-        int n = runCount;
-        runCount = 0;
-        d.stageRun(WrIds.send(owner, runNext - n), n, runOp, runFlags(), runSignal(n), signalEvery, runLaddr, runLength,
+        int n = runCount();
+        long first = runFirst;
+        runFirst = -1;
+        runOpen = null;
+        d.stageRun(WrIds.send(owner, first), n, runOp, runFlags(), runSignal(n), signalEvery, runLaddr, runLength,
                 lkey, runRaddr, runRkey, runPeer);
+    }
+
+    /** Requests in the run (0: none). */
+    private int runCount() {
+        return runFirst < 0 ? 0 : (int) (runNext - runFirst);
     }
 
     /** The flags every request of the run carries: inline where {@link #stageDirect} would inline it. */
@@ -1009,7 +1022,7 @@ public final class Endpoint implements AutoCloseable {
      */
     private void postFullBatch() {
         ExclusivePoster d = direct;
-        if (runCount != 0) { // an open run leaves the records short of full: it is posted when it fills them
+        if (runFirst >= 0) { // an open run leaves the records short of full: it is posted when it fills them
             if (runOpen == null) {
                 postKeptRun();
             }
@@ -1419,7 +1432,7 @@ public final class Endpoint implements AutoCloseable {
 
     /** Requests staged in the postlist and not yet posted (emulation replies waiting for room included). */
     public int staged() {
-        return (direct != null ? direct.staged() + runCount : batch.count()) + backlogCount;
+        return (direct != null ? direct.staged() + runCount() : batch.count()) + backlogCount;
     }
 
     /** Post receive slot {@code slot} again (after reading it). Any receive completion names its slot as the wrId. */
@@ -1545,7 +1558,8 @@ public final class Endpoint implements AutoCloseable {
         closed = true;
         ownerThread = null;
         batch.clear();
-        runCount = 0;
+        runFirst = -1;
+        runOpen = null;
         if (direct != null) {
             direct.discardStaged();
         }
