@@ -129,23 +129,12 @@ class ExclusiveStagingTest {
 
     @Test
     void stagedWritesLandCompleteAndRetireWithTheirIds() {
-        try (Context a = Devices.byName("sim:mlx5").open(ContextOptions.DEFAULTS);
-             Context b = Devices.byName("sim:mlx5").open(ContextOptions.DEFAULTS)) {
-            ProtectionDomain pa = a.allocPd();
-            ProtectionDomain pb = b.allocPd();
-            CompletionQueue cq = a.createCq(CqOptions.of(64));
-            CompletionQueue cqb = b.createCq(CqOptions.of(64));
-            MemorySegment ma = pa.allocate(4096, 64);
-            MemorySegment mb = pb.allocate(4096, 64);
-            MemoryRegion mra = pa.register(ma, Access.ALL_RDMA);
-            MemoryRegion mrb = pb.register(mb, Access.ALL_RDMA);
-            QueuePair qa = pa.createQp(QpInitAttr.of(QpType.RC, cq, 16));
-            QueuePair qb = pb.createQp(QpInitAttr.of(QpType.RC, cqb, 16));
-            qa.connect(qb.address(), Access.ALL_RDMA, 7);
-            qb.connect(qa.address(), Access.ALL_RDMA, 7);
-            for (int k = 0; k < 64; k++) {
-                ma.set(JAVA_LONG, 8L * k, 0x1111_0000_0000L + k);
-            }
+        try (Wired w = new Wired(0x1111_0000_0000L)) {
+            CompletionQueue cq = w.cq;
+            MemorySegment mb = w.mb;
+            MemoryRegion mra = w.mra;
+            MemoryRegion mrb = w.mrb;
+            QueuePair qa = w.qa;
             ExclusivePoster p = new ExclusivePoster(qa, 4, 1, 0, null);
             long[] next = {3}; // the id the next signaled completion must carry: every fourth write is signaled
             try (WorkCompletions wc = new WorkCompletions(16)) {
@@ -190,23 +179,12 @@ class ExclusiveStagingTest {
 
     @Test
     void aRunPostedInOnePassLandsAndRetiresAsOneStagedThenPosted() {
-        try (Context a = Devices.byName("sim:mlx5").open(ContextOptions.DEFAULTS);
-             Context b = Devices.byName("sim:mlx5").open(ContextOptions.DEFAULTS)) {
-            ProtectionDomain pa = a.allocPd();
-            ProtectionDomain pb = b.allocPd();
-            CompletionQueue cq = a.createCq(CqOptions.of(64));
-            CompletionQueue cqb = b.createCq(CqOptions.of(64));
-            MemorySegment ma = pa.allocate(4096, 64);
-            MemorySegment mb = pb.allocate(4096, 64);
-            MemoryRegion mra = pa.register(ma, Access.ALL_RDMA);
-            MemoryRegion mrb = pb.register(mb, Access.ALL_RDMA);
-            QueuePair qa = pa.createQp(QpInitAttr.of(QpType.RC, cq, 16));
-            QueuePair qb = pb.createQp(QpInitAttr.of(QpType.RC, cqb, 16));
-            qa.connect(qb.address(), Access.ALL_RDMA, 7);
-            qb.connect(qa.address(), Access.ALL_RDMA, 7);
-            for (int k = 0; k < 64; k++) {
-                ma.set(JAVA_LONG, 8L * k, 0x2222_0000_0000L + k);
-            }
+        try (Wired w = new Wired(0x2222_0000_0000L)) {
+            CompletionQueue cq = w.cq;
+            MemorySegment mb = w.mb;
+            MemoryRegion mra = w.mra;
+            MemoryRegion mrb = w.mrb;
+            QueuePair qa = w.qa;
             ExclusivePoster p = new ExclusivePoster(qa, 4, 1, 0, null);
             long[] next = {3}; // the last write of each run of four is signaled
             int refused = 0;
@@ -251,6 +229,53 @@ class ExclusiveStagingTest {
                 assertEquals(0x2222_0000_0000L + word, mb.get(JAVA_LONG, 8L * (8 + word)), "word " + (8 + word));
             }
             p.close();
+        }
+    }
+
+    /**
+     * Two sim:mlx5 contexts with an RC QP of depth 16 each, connected, and 4 KiB registered on each
+     * side; the first 64 words of the sending side hold {@code pattern + k}.
+     */
+    private static final class Wired implements AutoCloseable {
+        final Context a = Devices.byName("sim:mlx5").open(ContextOptions.DEFAULTS);
+        final Context b = Devices.byName("sim:mlx5").open(ContextOptions.DEFAULTS);
+        CompletionQueue cq;
+        MemorySegment mb;
+        MemoryRegion mra;
+        MemoryRegion mrb;
+        QueuePair qa;
+
+        Wired(long pattern) {
+            try {
+                wire(pattern);
+            } catch (RuntimeException | Error e) {
+                close();
+                throw e;
+            }
+        }
+
+        private void wire(long pattern) {
+            ProtectionDomain pa = a.allocPd();
+            ProtectionDomain pb = b.allocPd();
+            cq = a.createCq(CqOptions.of(64));
+            CompletionQueue cqb = b.createCq(CqOptions.of(64));
+            MemorySegment ma = pa.allocate(4096, 64);
+            mb = pb.allocate(4096, 64);
+            mra = pa.register(ma, Access.ALL_RDMA);
+            mrb = pb.register(mb, Access.ALL_RDMA);
+            qa = pa.createQp(QpInitAttr.of(QpType.RC, cq, 16));
+            QueuePair qb = pb.createQp(QpInitAttr.of(QpType.RC, cqb, 16));
+            qa.connect(qb.address(), Access.ALL_RDMA, 7);
+            qb.connect(qa.address(), Access.ALL_RDMA, 7);
+            for (int k = 0; k < 64; k++) {
+                ma.set(JAVA_LONG, 8L * k, pattern + k);
+            }
+        }
+
+        @Override
+        public void close() {
+            b.close();
+            a.close();
         }
     }
 
