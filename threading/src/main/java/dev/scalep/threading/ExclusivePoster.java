@@ -161,16 +161,17 @@ public final class ExclusivePoster extends AbstractSendPath {
                           int lkey, long raddr, int rkey, int peer) {
         int end = rec0 + n;
         long g = gen;
-        boolean same = op == tOp && laddr == tLaddr && length == tLength && lkey == tLkey && raddr == tRaddr
+        long[] gens = recGen;
+        boolean template = op == tOp && laddr == tLaddr && length == tLength && lkey == tLkey && raddr == tRaddr
                 && rkey == tRkey && tImm == 0;
-        if (same) {
-            long[] gens = recGen;
+        boolean held = template; // every record holds the template already
+        if (held) {
             for (int rec = rec0; rec < end; rec++) {
-                same &= gens[rec] == g;
+                held &= gens[rec] == g;
             }
         }
         int signal = rec0 + firstSignal;
-        if (same) {
+        if (held) {
             for (int rec = rec0; rec < end; rec++) {
                 int f = flags;
                 if (rec == signal) {
@@ -183,9 +184,7 @@ public final class ExclusivePoster extends AbstractSendPath {
             }
             return;
         }
-        same = op == tOp && laddr == tLaddr && length == tLength && lkey == tLkey && raddr == tRaddr
-                && rkey == tRkey && tImm == 0;
-        long[] gens = recGen;
+        boolean same = template;
         for (int rec = rec0; rec < end; rec++) {
             int f = flags;
             if (rec == signal) {
