@@ -451,7 +451,7 @@ public final class Endpoint implements AutoCloseable {
     }
 
     /**
-     * The run is full. One that filled the records from the first (the common case) is staged and
+     * The run is full. One that filled the records from the first (the common case) is written and
      * posted in one pass ({@link ExclusivePoster#postRun}); one cut short by the reserved ids, or
      * begun after other staged requests, is staged, and the postlist posted when full ({@link
      * #stageDirect}'s rules for a full one).

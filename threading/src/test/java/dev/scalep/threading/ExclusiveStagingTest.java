@@ -131,11 +131,9 @@ class ExclusiveStagingTest {
     void stagedWritesLandCompleteAndRetireWithTheirIds() {
         try (Wired w = new Wired(0x1111_0000_0000L)) {
             CompletionQueue cq = w.cq;
-            MemorySegment mb = w.mb;
             MemoryRegion mra = w.mra;
             MemoryRegion mrb = w.mrb;
-            QueuePair qa = w.qa;
-            ExclusivePoster p = new ExclusivePoster(qa, 4, 1, 0, null);
+            ExclusivePoster p = new ExclusivePoster(w.qa, 4, 1, 0, null);
             long[] next = {3}; // the id the next signaled completion must carry: every fourth write is signaled
             try (WorkCompletions wc = new WorkCompletions(16)) {
                 for (int k = 0; k < 64; k++) {
@@ -154,15 +152,7 @@ class ExclusiveStagingTest {
                         assertEquals(0, p.staged());
                     }
                 }
-                for (int spins = 0; p.retired(0) < 64 && spins < 10_000_000; spins++) {
-                    reap(p, cq, wc, next);
-                }
-            }
-            assertEquals(64, p.retired(0));
-            assertEquals(67, next[0]);
-            assertEquals(p.depth(), p.freeSlots());
-            for (int word = 0; word < 8; word++) {
-                assertEquals(0x1111_0000_0000L + word, mb.get(JAVA_LONG, 8L * (8 + word)), "word " + (8 + word));
+                landedAndRetired(p, w, wc, next);
             }
             // staged requests and a batch are one way or the other, never mixed: the batch is refused
             // with its credit returned
@@ -181,11 +171,9 @@ class ExclusiveStagingTest {
     void aRunPostedInOnePassLandsAndRetiresAsOneStagedThenPosted() {
         try (Wired w = new Wired(0x2222_0000_0000L)) {
             CompletionQueue cq = w.cq;
-            MemorySegment mb = w.mb;
             MemoryRegion mra = w.mra;
             MemoryRegion mrb = w.mrb;
-            QueuePair qa = w.qa;
-            ExclusivePoster p = new ExclusivePoster(qa, 4, 1, 0, null);
+            ExclusivePoster p = new ExclusivePoster(w.qa, 4, 1, 0, null);
             long[] next = {3}; // the last write of each run of four is signaled
             int refused = 0;
             try (WorkCompletions wc = new WorkCompletions(16)) {
@@ -217,18 +205,27 @@ class ExclusiveStagingTest {
                     assertEquals(0, rc, "run " + run);
                     assertEquals(0, p.staged(), "run " + run);
                 }
-                for (int spins = 0; p.retired(0) < 64 && spins < 10_000_000; spins++) {
-                    reap(p, cq, wc, next);
-                }
+                landedAndRetired(p, w, wc, next);
             }
             assertTrue(refused >= 3, "runs refused for credits: " + refused); // runs 4, 8 and 12 at least
-            assertEquals(64, p.retired(0));
-            assertEquals(67, next[0]);
-            assertEquals(p.depth(), p.freeSlots());
-            for (int word = 0; word < 8; word++) {
-                assertEquals(0x2222_0000_0000L + word, mb.get(JAVA_LONG, 8L * (8 + word)), "word " + (8 + word));
-            }
             p.close();
+        }
+    }
+
+    /**
+     * Reap until the 64 writes of words 0..7 (eight writes each) retired, then check that each
+     * retired once with every fourth signaled, every credit came back and words 8..15 of the target
+     * hold what was written.
+     */
+    private static void landedAndRetired(ExclusivePoster p, Wired w, WorkCompletions wc, long[] next) {
+        for (int spins = 0; p.retired(0) < 64 && spins < 10_000_000; spins++) {
+            reap(p, w.cq, wc, next);
+        }
+        assertEquals(64, p.retired(0));
+        assertEquals(67, next[0]);
+        assertEquals(p.depth(), p.freeSlots());
+        for (int word = 0; word < 8; word++) {
+            assertEquals(w.pattern + word, w.mb.get(JAVA_LONG, 8L * (8 + word)), "word " + (8 + word));
         }
     }
 
@@ -244,8 +241,10 @@ class ExclusiveStagingTest {
         MemoryRegion mra;
         MemoryRegion mrb;
         QueuePair qa;
+        final long pattern;
 
         Wired(long pattern) {
+            this.pattern = pattern;
             try {
                 wire(pattern);
             } catch (RuntimeException | Error e) {
