@@ -38,6 +38,20 @@ public final class ExclusivePoster extends AbstractSendPath {
     private int tImm;
     private long gen = 1;
     private final long[] recGen;
+    /**
+     * What the last run written from record 0 left there, while nothing else has written a record
+     * since: records {@code [0, heldN)} hold the template of generation {@code heldGen} with flags
+     * {@code heldFlags}, and {@link SendFlags#SIGNALED} added on record {@code heldFirst} and every
+     * {@code heldEvery}-th after it ({@code heldN} 0: nothing known). A run that repeats it needs
+     * only its signals moved ({@link #writeRun}).
+     */
+    private int heldN;
+    /** The longest signal interval {@link #moveSignals} steps by (so that no index overflows). */
+    private static final int MAX_EVERY = 1 << 30;
+    private long heldGen;
+    private int heldFlags;
+    private int heldFirst;
+    private int heldEvery;
 
     public ExclusivePoster(QueuePair qp, int maxBatch, int owners, int peers, PostFailureHandler onFailure) {
         super(qp, maxBatch, owners, peers, onFailure);
@@ -53,6 +67,7 @@ public final class ExclusivePoster extends AbstractSendPath {
                     + " requests are staged in the path's records (post them with postStaged() first)");
         }
         gen++; // appendAll may rewrite records: none holds the template any more
+        heldN = 0;
         appendAll(b, n);
         return postList();
     }
@@ -84,6 +99,7 @@ public final class ExclusivePoster extends AbstractSendPath {
                       int lkey, long raddr, int rkey, int imm, long compareAdd, long swap, int peer) {
         int rec = pending();
         stagedIds[rec] = wrId;
+        heldN = 0;
         if (op != tOp || laddr != tLaddr || length != tLength || lkey != tLkey || raddr != tRaddr || rkey != tRkey
                 || imm != tImm || headerLength != 0 || recGen[rec] != gen) {
             stageChanged(rec, op, flags, headerAddr, headerLength, laddr, length, lkey, raddr, rkey, imm, compareAdd,
@@ -103,6 +119,7 @@ public final class ExclusivePoster extends AbstractSendPath {
                       int peer) {
         int rec = pending();
         stagedIds[rec] = wrId;
+        heldN = 0;
         if (op != tOp || laddr != tLaddr || length != tLength || lkey != tLkey || raddr != tRaddr || rkey != tRkey
                 || imm != tImm || recGen[rec] != gen) {
             stageChanged(rec, op, flags, 0, 0, laddr, length, lkey, raddr, rkey, imm, 0, 0, peer);
@@ -152,18 +169,55 @@ public final class ExclusivePoster extends AbstractSendPath {
     }
 
     /**
-     * Write records {@code [rec0, rec0 + n)} for a run (all but the ids): when each already holds
-     * the template and the run is the template, only the flags that differ, in a loop without a
-     * call, which the JIT keeps in registers (a loop that may call {@link #stageChanged} spills its
-     * values at every record); else record by record, writing what differs.
+     * Write records {@code [rec0, rec0 + n)} for a run (all but the ids). A run from record 0 that
+     * repeats the last one written there ({@link #heldN}) only moves its signals: the records that
+     * were signaled and are not lose the flag, the ones to be signaled gain it, and nothing else is
+     * read or written. Otherwise, when each record already holds the template and the run is the
+     * template, only the flags that differ, in a loop without a call, which the JIT keeps in
+     * registers (a loop that may call {@link #stageChanged} spills its values at every record); else
+     * record by record, writing what differs.
      */
     private void writeRun(int rec0, int n, Opcode op, int flags, int firstSignal, int every, long laddr, int length,
                           int lkey, long raddr, int rkey, int peer) {
+        long g = gen;
+        boolean template = op == tOp && laddr == tLaddr && length == tLength && lkey == tLkey && raddr == tRaddr
+                && rkey == tRkey && tImm == 0;
+        boolean signals = firstSignal >= 0 && every > 0 && every <= MAX_EVERY; // the patterns a repeated run tracks
+        if (rec0 == 0 && n == heldN && template && heldGen == g && flags == heldFlags && signals) {
+            if (firstSignal != heldFirst || every != heldEvery) {
+                moveSignals(n, flags, firstSignal, every);
+            }
+            return;
+        }
+        heldN = 0;
+        writeRecords(rec0, n, op, flags, firstSignal, every, laddr, length, lkey, raddr, rkey, peer, template);
+        if (rec0 == 0 && signals && tOp != null) { // records [0, n) hold this run's template and flags now
+            heldN = n;
+            heldGen = gen;
+            heldFlags = flags;
+            heldFirst = firstSignal;
+            heldEvery = every;
+        }
+    }
+
+    /** Move the signals of the held run of {@code n} records to {@code firstSignal} and every {@code every}-th after it. */
+    private void moveSignals(int n, int flags, int firstSignal, int every) {
+        for (int rec = heldFirst; rec < n; rec += heldEvery) {
+            setFlags(rec, flags);
+        }
+        for (int rec = firstSignal; rec < n; rec += every) {
+            setFlags(rec, flags | SendFlags.SIGNALED);
+        }
+        heldFirst = firstSignal;
+        heldEvery = every;
+    }
+
+    /** {@link #writeRun} record by record: {@code template} whether the run is the template. */
+    private void writeRecords(int rec0, int n, Opcode op, int flags, int firstSignal, int every, long laddr,
+                              int length, int lkey, long raddr, int rkey, int peer, boolean template) {
         int end = rec0 + n;
         long g = gen;
         long[] gens = recGen;
-        boolean template = op == tOp && laddr == tLaddr && length == tLength && lkey == tLkey && raddr == tRaddr
-                && rkey == tRkey && tImm == 0;
         boolean held = template; // every record holds the template already
         if (held) {
             for (int rec = rec0; rec < end; rec++) {
@@ -237,6 +291,7 @@ public final class ExclusivePoster extends AbstractSendPath {
     /** Signal the last staged request (a flush: its completion retires every request before it). */
     public void signalLast() {
         int n = pending();
+        heldN = 0;
         if (n > 0) {
             setFlags(n - 1, flagsOf(n - 1) | SendFlags.SIGNALED);
         }

@@ -82,46 +82,131 @@ class ExclusiveStagingTest {
                     flags[n - 1] |= SendFlags.SIGNALED;
                 }
                 assertEquals((flags[n - 1] & SendFlags.SIGNALED) != 0, p.lastSignaled());
-                SendWorkRequests w = p.list;
-                try (SendWorkRequests whole = new SendWorkRequests(1, 1)) {
-                    for (int i = 0; i < n; i++) {
-                        whole.clear();
-                        long[] f = Arrays.copyOfRange(req, 10 * i, 10 * i + 10);
-                        int k = whole.add(0, ops[i], flags[i]);
-                        whole.sges(k, 0, 0, f[2], (int) f[3], (int) f[4]);
-                        if (ops[i].isAtomic()) {
-                            whole.atomic(k, f[5], (int) f[6], f[8], f[9]);
-                        } else if (ops[i].isRdma()) {
-                            whole.rdma(k, f[5], (int) f[6]);
-                        }
-                        if (ops[i].hasImmediate()) {
-                            whole.imm(k, (int) f[7]);
-                        }
-                        String at = "round " + round + " record " + i + " " + ops[i];
-                        assertEquals(whole.opcode(0), w.opcode(i), at);
-                        assertEquals(whole.flags(0), w.flags(i), at);
-                        assertEquals(whole.numSge(0), w.numSge(i), at);
-                        for (int j = 0; j < whole.numSge(0); j++) {
-                            assertEquals(whole.sgeAddr(0, j), w.sgeAddr(i, j), at);
-                            assertEquals(whole.sgeLength(0, j), w.sgeLength(i, j), at);
-                            assertEquals(whole.sgeLkey(0, j), w.sgeLkey(i, j), at);
-                        }
-                        if (ops[i].isAtomic()) {
-                            assertEquals(whole.atomicRemoteAddr(0), w.atomicRemoteAddr(i), at);
-                            assertEquals(whole.atomicRkey(0), w.atomicRkey(i), at);
-                            assertEquals(whole.compareAdd(0), w.compareAdd(i), at);
-                            assertEquals(whole.swap(0), w.swap(i), at);
-                        } else if (ops[i].isRdma()) {
-                            assertEquals(whole.remoteAddr(0), w.remoteAddr(i), at);
-                            assertEquals(whole.rkey(0), w.rkey(i), at);
-                        }
-                        if (ops[i].hasImmediate()) {
-                            assertEquals(whole.imm(0), w.imm(i), at);
-                        }
-                    }
+                for (int i = 0; i < n; i++) {
+                    assertReadsAsWhole(p.list, i, ops[i], flags[i], Arrays.copyOfRange(req, 10 * i, 10 * i + 10),
+                            "round " + round + " record " + i + " " + ops[i]);
                 }
                 p.discardStaged();
                 assertEquals(0, p.staged());
+            }
+            p.close();
+        }
+    }
+
+    /**
+     * Record {@code i} of {@code w} reads exactly as a record written whole with {@code op},
+     * {@code flags} and the fields {@code f} (index 2 on: local address, length, lkey, remote
+     * address, rkey, immediate, compare/add, swap).
+     */
+    private static void assertReadsAsWhole(SendWorkRequests w, int i, Opcode op, int flags, long[] f, String at) {
+        try (SendWorkRequests whole = new SendWorkRequests(1, 1)) {
+            int k = whole.add(0, op, flags);
+            whole.sges(k, 0, 0, f[2], (int) f[3], (int) f[4]);
+            if (op.isAtomic()) {
+                whole.atomic(k, f[5], (int) f[6], f[8], f[9]);
+            } else if (op.isRdma()) {
+                whole.rdma(k, f[5], (int) f[6]);
+            }
+            if (op.hasImmediate()) {
+                whole.imm(k, (int) f[7]);
+            }
+            assertEquals(whole.opcode(0), w.opcode(i), at);
+            assertEquals(whole.flags(0), w.flags(i), at);
+            assertEquals(whole.numSge(0), w.numSge(i), at);
+            for (int j = 0; j < whole.numSge(0); j++) {
+                assertEquals(whole.sgeAddr(0, j), w.sgeAddr(i, j), at);
+                assertEquals(whole.sgeLength(0, j), w.sgeLength(i, j), at);
+                assertEquals(whole.sgeLkey(0, j), w.sgeLkey(i, j), at);
+            }
+            if (op.isAtomic()) {
+                assertEquals(whole.atomicRemoteAddr(0), w.atomicRemoteAddr(i), at);
+                assertEquals(whole.atomicRkey(0), w.atomicRkey(i), at);
+                assertEquals(whole.compareAdd(0), w.compareAdd(i), at);
+                assertEquals(whole.swap(0), w.swap(i), at);
+            } else if (op.isRdma()) {
+                assertEquals(whole.remoteAddr(0), w.remoteAddr(i), at);
+                assertEquals(whole.rkey(0), w.rkey(i), at);
+            }
+            if (op.hasImmediate()) {
+                assertEquals(whole.imm(0), w.imm(i), at);
+            }
+        }
+    }
+
+    /**
+     * Runs staged from the first record again and again, mostly the same run with its signals in
+     * one of two places (as the endpoint's runs are with a signal every second postlist), sometimes
+     * another signal pattern, other fields, single requests staged first or a flush signal after:
+     * every record reads as if written whole. A repeated run that left an old signal in place, or
+     * took the repeat's shortcut after anything else had written a record, fails it.
+     */
+    @Test
+    void repeatedRunsReadAsWrittenWhole() {
+        try (Context a = Devices.byName("sim:mlx5").open(ContextOptions.DEFAULTS)) {
+            ProtectionDomain pd = a.allocPd();
+            CompletionQueue cq = a.createCq(CqOptions.of(256));
+            QueuePair qp = pd.createQp(QpInitAttr.of(QpType.RC, cq, 64));
+            int max = 8;
+            ExclusivePoster p = new ExclusivePoster(qp, max, 1, 0, null);
+            Random rnd = new Random(7);
+            Opcode[] runOps = {Opcode.RDMA_WRITE, Opcode.RDMA_READ, Opcode.SEND};
+            Opcode[] ops = new Opcode[max];
+            int[] flags = new int[max];
+            long[][] fields = new long[max][];
+            for (int round = 0; round < 5000; round++) {
+                // sometimes single requests first, sometimes only they (posted as staged requests are)
+                boolean alone = rnd.nextInt(8) == 0;
+                int singles = alone ? 1 + rnd.nextInt(max) : rnd.nextInt(8) == 0 ? 1 + rnd.nextInt(2) : 0;
+                for (int i = 0; i < singles; i++) {
+                    // the usual run's fields with other flags (only the flags written), or others
+                    long[] f = rnd.nextBoolean() ? new long[] {0, 0, 0x1000, 8, 1, 0x4000, 2, 0, 0, 0}
+                        : new long[] {0, 0, 0x2000 + 8 * i, 8, 1, 0x3000, 2, 0, 0, 0};
+                    int fl = rnd.nextBoolean() ? SendFlags.SIGNALED : 0;
+                    if (rnd.nextBoolean()) {
+                        p.stage(500L * round + i, Opcode.RDMA_WRITE, fl, f[2], (int) f[3], (int) f[4], f[5], (int) f[6], 0,
+                                0);
+                    } else {
+                        p.stage(500L * round + i, Opcode.RDMA_WRITE, fl, 0, 0, f[2], (int) f[3], (int) f[4], f[5],
+                                (int) f[6], 0, 0, 0, 0);
+                    }
+                    ops[i] = Opcode.RDMA_WRITE;
+                    flags[i] = fl;
+                    fields[i] = f;
+                }
+                if (alone) {
+                    for (int i = 0; i < singles; i++) {
+                        assertReadsAsWhole(p.list, i, ops[i], flags[i], fields[i], "round " + round + " single " + i);
+                    }
+                    p.discardStaged();
+                    continue;
+                }
+                boolean usual = rnd.nextInt(6) != 0;
+                Opcode op = usual ? Opcode.RDMA_WRITE : runOps[rnd.nextInt(runOps.length)];
+                long[] f = {0, 0, usual ? 0x1000 : 0x1000 + 8L * rnd.nextInt(2), 8, 1,
+                    usual ? 0x4000 : 0x4000 + 8L * rnd.nextInt(2), 2, 0, 0, 0};
+                int n = usual && singles == 0 ? max : 1 + rnd.nextInt(max - singles);
+                int base = usual ? 0 : (rnd.nextBoolean() ? SendFlags.INLINE : 0);
+                int first = usual ? (rnd.nextBoolean() ? max - 1 : 2 * max) : rnd.nextInt(3 * max) - 1;
+                int every = usual ? 2 * max : 1 + rnd.nextInt(2 * max);
+                p.stageRun(500L * round + singles, n, op, base, first, every, f[2], (int) f[3], (int) f[4], f[5],
+                        (int) f[6], 0);
+                for (int i = 0; i < n; i++) {
+                    boolean sig = first >= 0 && i >= first && (i - first) % every == 0;
+                    ops[singles + i] = op;
+                    flags[singles + i] = base | (sig ? SendFlags.SIGNALED : 0);
+                    fields[singles + i] = f;
+                }
+                int staged = singles + n;
+                assertEquals(staged, p.staged());
+                if (rnd.nextInt(8) == 0) {
+                    p.signalLast();
+                    flags[staged - 1] |= SendFlags.SIGNALED;
+                }
+                for (int i = 0; i < staged; i++) {
+                    assertReadsAsWhole(p.list, i, ops[i], flags[i], fields[i],
+                            "round " + round + " record " + i + " " + ops[i] + " (first " + first + ", every " + every + ")");
+                }
+                p.discardStaged();
             }
             p.close();
         }
