@@ -169,9 +169,15 @@ public final class SendCredits {
         }
         long first = sqSeq;
         long[] table = userIds;
-        int m = mask;
-        for (int i = 0; i < n; i++) {
-            table[(int) ((first + i) & m)] = firstId + i;
+        // two plain loops, up to the table's end and on from its start, which the JIT compiles
+        // without a range check per store (a masked index is checked at every one)
+        int start = (int) (first & mask);
+        int head = Math.min(n, table.length - start);
+        for (int i = 0; i < head; i++) {
+            table[start + i] = firstId + i;
+        }
+        for (int i = head; i < n; i++) {
+            table[i - head] = firstId + i;
         }
         sqSeq = first + n;
         VarHandle.releaseFence();

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Credits taken by one thread and given back by another, as a per-thread QP's poster and the
@@ -68,5 +69,35 @@ class SendCreditsTest {
         assertEquals(DEPTH, c.free(), "every credit back");
         assertEquals(requests, c.retired(0), "every request counted");
         assertFalse(c.tryTake(DEPTH + 1), "never more than the depth");
+    }
+
+    /**
+     * Runs of consecutive ids ({@link SendCredits#sequenceRun}) among single ones, of every length
+     * up to the depth and starting at every place in the id table, so that runs cross its end: each
+     * sequence returns the id it was given.
+     */
+    @Test
+    void runsAcrossTheTablesEndKeepEveryId() {
+        int depth = 16;
+        SendCredits c = new SendCredits(depth, 1, true);
+        SplittableRandom rnd = new SplittableRandom(11);
+        long[] one = new long[1];
+        for (int round = 0; round < 20_000; round++) {
+            if (rnd.nextInt(3) == 0) { // a single request moves where the next run starts
+                assertTrue(c.tryTake(1));
+                one[0] = rnd.nextLong(1L << 40);
+                long seq = c.sequence(one, 1);
+                assertEquals(one[0], c.retire(seq));
+            }
+            int n = 1 + rnd.nextInt(depth);
+            long firstId = rnd.nextLong(1L << 40);
+            assertTrue(c.tryTake(n));
+            long first = c.sequenceRun(firstId, n);
+            for (int i = 0; i < n; i++) {
+                assertEquals(firstId + i, c.userId(first + i), "round " + round + ": sequence " + (first + i));
+            }
+            assertEquals(firstId + n - 1, c.retire(first + n - 1));
+            assertEquals(depth, c.free());
+        }
     }
 }
