@@ -345,6 +345,42 @@ class EndpointBehaviourTest {
     }
 
     /**
+     * A request that differs from the run in its length alone, or in its remote offset alone, ends
+     * the run: it goes out with its own. Writes 0 and 1 put 8 bytes at the peer's offset 0, write 2
+     * sixteen, so bytes 8..15 land only if write 2 was not taken for the run's third; writes 3 and 4
+     * go to offset 32, write 5 to 48, where it lands only if it was not taken for the run's. (A
+     * local offset, the operation and the id that differ end a run in the tests around this one.)
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("runMatrix")
+    @Timeout(60)
+    void aRequestOfAnotherLengthOrRemoteOffsetEndsTheRun(String devNames, String level) throws Exception {
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 8).withBuffers(1024, 64);
+        try (RunPair pair = RunPair.open(devNames, level, opts)) {
+            EndpointManager a = pair.a();
+            Endpoint e = a.acquire();
+            Endpoint peer = pair.b().endpoint(e.index());
+            e.sendBuffer().set(ValueLayout.JAVA_LONG, 0, 0x1111L);
+            e.sendBuffer().set(ValueLayout.JAVA_LONG, 8, 0x2222L);
+            assertEquals(Endpoint.OK, e.write(0, 0, 8, 0));
+            assertEquals(Endpoint.OK, e.write(1, 0, 8, 0));
+            assertEquals(Endpoint.OK, e.write(2, 0, 16, 0));
+            assertEquals(Endpoint.OK, e.write(3, 0, 8, 32));
+            assertEquals(Endpoint.OK, e.write(4, 0, 8, 32));
+            assertEquals(Endpoint.OK, e.write(5, 0, 8, 48));
+            assertEquals(6, e.staged());
+            assertEquals(Endpoint.OK, e.flush());
+            assertTrue(e.drain(20_000_000_000L), "drain");
+            assertEquals(0, e.outstanding());
+            assertEquals(0x1111L, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 0));
+            assertEquals(0x2222L, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 8), "write 2's sixteen bytes landed");
+            assertEquals(0x1111L, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 32));
+            assertEquals(0x1111L, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 48), "write 5 landed at its own offset");
+            a.release(e);
+        }
+    }
+
+    /**
      * Reads and sends form runs as writes do: a run of reads, then a run of sends (a different
      * operation ends the run of reads), then a write (which ends the run of sends), each staged
      * and posted in call order. The reads bring the peer's bytes, the peer receives every send
