@@ -20,6 +20,8 @@ import dev.scalep.verbs.SendWorkRequests;
  * staged requests wait.
  */
 public final class ExclusivePoster extends AbstractSendPath {
+    /** The longest signal interval {@link #moveSignals} steps by (so that no index overflows). */
+    private static final int MAX_EVERY = 1 << 30;
     /** The caller's ids of the staged requests, by record. */
     private final long[] stagedIds;
     /** Staged requests that carry a header (refused at post when records hold one SGE). */
@@ -46,8 +48,6 @@ public final class ExclusivePoster extends AbstractSendPath {
      * only its signals moved ({@link #writeRun}).
      */
     private int heldN;
-    /** The longest signal interval {@link #moveSignals} steps by (so that no index overflows). */
-    private static final int MAX_EVERY = 1 << 30;
     private long heldGen;
     private int heldFlags;
     private int heldFirst;
