@@ -229,6 +229,10 @@ class EndpointBehaviourTest {
      * Two levels whose endpoints own a QP (runs of writes are counted, not staged), and a QP shared
      * by the managers' two endpoints (they are not; one of them is used).
      */
+    /** The run tests' options: postlist 8, one signaled request in 4, inline up to 16; depths 64 and 8. */
+    private static final EndpointOptions RUN_OPTIONS =
+            EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 8).withBuffers(1024, 64);
+
     static Stream<Arguments> runMatrix() {
         List<Arguments> out = new ArrayList<>();
         for (String dev : System.getProperty("scalep.ep.devices", "sim:mlx5,sim:efa").split(",")) {
@@ -293,8 +297,7 @@ class EndpointBehaviourTest {
     @MethodSource("runMatrix")
     @Timeout(60)
     void writesOfARunAreStagedSignaledAndOrderedAsEachWriteAlone(String devNames, String level) throws Exception {
-        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 8).withBuffers(1024, 64);
-        try (RunPair pair = RunPair.open(devNames, level, opts)) {
+        try (RunPair pair = RunPair.open(devNames, level, RUN_OPTIONS)) {
             Device dev = pair.dev();
             EndpointManager a = pair.a();
             EndpointManager b = pair.b();
@@ -355,8 +358,7 @@ class EndpointBehaviourTest {
     @MethodSource("runMatrix")
     @Timeout(60)
     void aRequestOfAnotherLengthOrRemoteOffsetEndsTheRun(String devNames, String level) throws Exception {
-        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 8).withBuffers(1024, 64);
-        try (RunPair pair = RunPair.open(devNames, level, opts)) {
+        try (RunPair pair = RunPair.open(devNames, level, RUN_OPTIONS)) {
             EndpointManager a = pair.a();
             Endpoint e = a.acquire();
             Endpoint peer = pair.b().endpoint(e.index());

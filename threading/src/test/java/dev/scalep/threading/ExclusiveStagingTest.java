@@ -43,10 +43,7 @@ class ExclusiveStagingTest {
     @Test
     void everyStagedRecordReadsAsTheRequestWrittenWhole() {
         try (Context a = Devices.byName("sim:mlx5").open(ContextOptions.DEFAULTS)) {
-            ProtectionDomain pd = a.allocPd();
-            CompletionQueue cq = a.createCq(CqOptions.of(256));
-            QueuePair qp = pd.createQp(QpInitAttr.of(QpType.RC, cq, 64));
-            ExclusivePoster p = new ExclusivePoster(qp, 8, 1, 0, null);
+            ExclusivePoster p = unconnected(a, 8);
             Random rnd = new Random(42);
             long[] req = new long[8 * 10];
             Opcode[] ops = new Opcode[8];
@@ -91,6 +88,14 @@ class ExclusiveStagingTest {
             }
             p.close();
         }
+    }
+
+    /** A path over a new RC QP of {@code a}, never connected (its records are staged and read, not posted). */
+    private static ExclusivePoster unconnected(Context a, int maxBatch) {
+        ProtectionDomain pd = a.allocPd();
+        CompletionQueue cq = a.createCq(CqOptions.of(256));
+        QueuePair qp = pd.createQp(QpInitAttr.of(QpType.RC, cq, 64));
+        return new ExclusivePoster(qp, maxBatch, 1, 0, null);
     }
 
     /**
@@ -143,11 +148,8 @@ class ExclusiveStagingTest {
     @Test
     void repeatedRunsReadAsWrittenWhole() {
         try (Context a = Devices.byName("sim:mlx5").open(ContextOptions.DEFAULTS)) {
-            ProtectionDomain pd = a.allocPd();
-            CompletionQueue cq = a.createCq(CqOptions.of(256));
-            QueuePair qp = pd.createQp(QpInitAttr.of(QpType.RC, cq, 64));
             int max = 8;
-            ExclusivePoster p = new ExclusivePoster(qp, max, 1, 0, null);
+            ExclusivePoster p = unconnected(a, max);
             Random rnd = new Random(7);
             Opcode[] runOps = {Opcode.RDMA_WRITE, Opcode.RDMA_READ, Opcode.SEND};
             Opcode[] ops = new Opcode[max];
