@@ -11,7 +11,9 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -40,7 +42,15 @@ public final class Counters {
     public static final int TYPE_QP = 7002;
     public static final int TYPE_CQ = 7003;
 
+    /** A cache line's bytes: the unit a local group's block is laid out in ({@link #localGroup}). */
+    public static final int LINE = 64;
+    /** Milliseconds between the publisher's copies of local groups into the file; the lease is renewed every {@link #LEASE_TICKS} of them. */
+    static final long PUBLISH_MILLIS = 100;
+    static final int LEASE_TICKS = 10;
+
     private static final System.Logger LOG = System.getLogger(Counters.class.getName());
+    /** The local groups whose copies are in the file: the publisher refreshes them. */
+    private static final List<CounterGroup> PUBLISHED = new ArrayList<>();
     private static CountersFile file;
     private static final Map<String, AtomicCounter> CLOSED_TOTALS = new HashMap<>();
     private static boolean failed;
@@ -80,6 +90,67 @@ public final class Counters {
         return new CounterGroup(typeId, object, names, privateCounters(typeId, object, names), null);
     }
 
+    /**
+     * A group like {@link #group} whose data path counts in a block of this process's memory,
+     * counter {@code i} in cache line {@code lineOf[i]} (at most {@value #LINE} / 8 to a line, in
+     * the order given), so that a thread taking the counted object over from another (a shared
+     * QP's lock, a CQ's poll role) moves the lines its counters share rather than a line per
+     * counter, as Agrona's 128-byte records would. The file's counters are copies, refreshed by the
+     * publisher thread every {@value #PUBLISH_MILLIS} ms and when the group closes; {@link
+     * CounterGroup#value} reads the block. Control path; thread-safe.
+     */
+    public static synchronized CounterGroup localGroup(int typeId, String object, String[] names, int[] lineOf) {
+        if (lineOf.length != names.length) {
+            throw new IllegalArgumentException(object + ": " + names.length + " names, " + lineOf.length + " lines");
+        }
+        int lines = 0;
+        for (int l : lineOf) {
+            if (l < 0) {
+                throw new IllegalArgumentException(object + ": line " + l);
+            }
+            lines = Math.max(lines, l + 1);
+        }
+        int[] used = new int[lines];
+        int[] offset = new int[names.length];
+        for (int i = 0; i < names.length; i++) {
+            int l = lineOf[i];
+            if (used[l] == LINE / Long.BYTES) {
+                throw new IllegalArgumentException(object + ": more than " + LINE / Long.BYTES + " counters in line " + l);
+            }
+            offset[i] = l * LINE + Long.BYTES * used[l]++;
+        }
+        UnsafeBuffer block = new UnsafeBuffer(BufferUtil.allocateDirectAligned(lines * LINE, LINE));
+        LocalCounter[] local = new LocalCounter[names.length];
+        for (int i = 0; i < names.length; i++) {
+            local[i] = new LocalCounter(block, offset[i]);
+        }
+        CounterGroup g = group(typeId, object, names);
+        CounterGroup lg = new CounterGroup(typeId, object, names, counters(g), g.shared() ? file : null, block, local);
+        if (lg.shared()) {
+            PUBLISHED.add(lg);
+        }
+        return lg;
+    }
+
+    /**
+     * Copy every local group's values into the file now (the publisher thread does so every
+     * {@value #PUBLISH_MILLIS} ms): for a reader of the file that must see what this process
+     * counted up to here.
+     */
+    public static synchronized void publish() {
+        for (CounterGroup g : PUBLISHED) {
+            g.publish();
+        }
+    }
+
+    private static AtomicCounter[] counters(CounterGroup g) {
+        AtomicCounter[] cs = new AtomicCounter[g.size()];
+        for (int i = 0; i < cs.length; i++) {
+            cs[i] = g.counter(i);
+        }
+        return cs;
+    }
+
     static AtomicCounter[] privateCounters(int typeId, String object, String... names) {
         int n = names.length;
         // Direct and aligned: Agrona's AtomicCounter checks its buffer's alignment and prints a warning for
@@ -102,6 +173,7 @@ public final class Counters {
         if (owner == null) {
             return;
         }
+        PUBLISHED.remove(g);
         for (int i = 0; i < g.size(); i++) {
             if (owner == file) {
                 closedTotal(g.typeId(), g.name(i)).getAndAddOrdered(g.value(i));
@@ -196,15 +268,16 @@ public final class Counters {
     }
 
     private static void startLease() {
-        Thread t = Thread.ofPlatform().daemon().name("scalep-counters-lease").unstarted(() -> {
-            while (!Thread.currentThread().isInterrupted()) {
+        Thread t = Thread.ofPlatform().daemon().name("scalep-counters").unstarted(() -> {
+            for (long tick = 1; !Thread.currentThread().isInterrupted(); tick++) {
                 try {
-                    Thread.sleep(1000);
+                    Thread.sleep(PUBLISH_MILLIS);
                 } catch (InterruptedException e) {
                     return;
                 }
                 synchronized (Counters.class) {
-                    if (file != null) {
+                    publish();
+                    if (file != null && tick % LEASE_TICKS == 0) {
                         file.renewLease();
                     }
                 }

@@ -1,0 +1,48 @@
+package dev.scalep.verbs.counters;
+
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * One counter of a group kept in the process's memory ({@link Counters#localGroup}): an aligned
+ * 8-byte slot of the group's block, written by the thread that holds what the counted object
+ * serialises with a plain load and store ({@link #add}), or atomically by threads that do not
+ * ({@link #addAtomic}). The counters file gets a copy of its value from the publisher thread.
+ */
+public final class LocalCounter {
+    private final UnsafeBuffer block;
+    private final int offset;
+
+    LocalCounter(UnsafeBuffer block, int offset) {
+        this.block = block;
+        this.offset = offset;
+    }
+
+    /** Add {@code n}: the single writer of the moment only (plain load and store). Data path. */
+    public void add(long n) {
+        block.putLong(offset, block.getLong(offset) + n);
+    }
+
+    /** Add {@code n} atomically: for counters that threads without the object's role also add to. */
+    public void addAtomic(long n) {
+        block.getAndAddLong(offset, n);
+    }
+
+    /** Set the value (the single writer of the moment only). */
+    public void set(long v) {
+        block.putLong(offset, v);
+    }
+
+    /** The value as the writer left it (the writer's plain view: for the writer itself). */
+    public long getWeak() {
+        return block.getLong(offset);
+    }
+
+    int offset() {
+        return offset;
+    }
+
+    /** The value (a volatile read; any thread). */
+    public long get() {
+        return block.getLongVolatile(offset);
+    }
+}
