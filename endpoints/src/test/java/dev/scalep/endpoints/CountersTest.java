@@ -150,6 +150,7 @@ class CountersTest {
             long bf = t.get("qp.blueflame-writes");
             assertEquals(a.qps.get(0).counters().blueFlameWrites(), bf);
 
+            Counters.publish(); // the QP's and CQ's counters reach the file through the publisher
             Map<String, Long> file = fromFile(a);
             String ep = "m" + a.serial() + ".ep0 ";
             assertEquals(N, file.get(ep + "wrs"));

@@ -197,8 +197,8 @@ public final class CompletionRouter implements AutoCloseable {
             batchNext = 0;
             batchCount = got;
             if (Counters.ENABLED && got > 0) {
-                Counters.add(counters.polls, 1);
-                Counters.add(counters.completions, got);
+                counters.polls.add(1);
+                counters.completions.add(got);
             }
         }
         while (batchNext < batchCount) {
@@ -209,7 +209,7 @@ public final class CompletionRouter implements AutoCloseable {
                 batchNext++;
                 unrouted.getAndAdd(1);
                 if (Counters.ENABLED) {
-                    Counters.add(counters.unrouted, 1);
+                    counters.unrouted.add(1);
                 }
                 continue;
             }
@@ -227,12 +227,12 @@ public final class CompletionRouter implements AutoCloseable {
                 }
                 unrouted.getAndAdd(1);
                 if (Counters.ENABLED) {
-                    Counters.add(counters.unrouted, 1);
+                    counters.unrouted.add(1);
                 }
                 continue;
             }
             if (Counters.ENABLED && poller >= 0 && owner != poller) {
-                Counters.add(counters.routedAway, 1);
+                counters.routedAway.add(1);
             }
             int status = batch.status(i);
             int opcode = status == 0 ? batch.opcode(i) : (recv ? WcOpcode.RECV : -1);

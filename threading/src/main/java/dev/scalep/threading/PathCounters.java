@@ -3,7 +3,7 @@ package dev.scalep.threading;
 import dev.scalep.verbs.QpCounters;
 import dev.scalep.verbs.counters.CounterGroup;
 import dev.scalep.verbs.counters.Counters;
-import org.agrona.concurrent.status.AtomicCounter;
+import dev.scalep.verbs.counters.LocalCounter;
 
 /**
  * The counters of one QP's send path ({@link Counters}): work requests handed to the provider and
@@ -14,9 +14,11 @@ import org.agrona.concurrent.status.AtomicCounter;
  * holder), combiner passes that posted something and the requests they posted, and the provider's
  * BlueFlame writes (mlx5: a doorbell that carried the WQE itself).
  *
- * <p>Written by the holder of the right to post (single writer at a time, each passing the right on to the next: {@link Counters#add}), except
- * the combining path's contended count, which threads without the role add atomically: they
- * already share the role's flag and queue.
+ * <p>Written by the holder of the right to post (single writer at a time, each passing the right
+ * on to the next; plain stores), except the combining path's contended count, which threads
+ * without the role add atomically: they already share the role's flag and queue. The counters
+ * are a local group ({@link Counters#localGroup}): a few to a cache line, copied to the counters
+ * file by the publisher thread.
  */
 public final class PathCounters implements AutoCloseable {
     /** Counter names, in {@link CounterGroup} order. */
@@ -35,37 +37,49 @@ public final class PathCounters implements AutoCloseable {
     public static final int COMBINED = 14;
     public static final int BLUEFLAME = 15;
 
+    /**
+     * The cache line of each counter in the group's block: what the holder of the right to post
+     * writes at every doorbell and acquisition in line 0, with its last holder's id; the postlist
+     * buckets and the combined count in line 1; the contended count, which threads without the combiner role add to
+     * atomically, alone in line 2. A hand-off then moves two lines of counters with the lock (one
+     * of them shared with nothing the next holder does not write itself), not one per counter.
+     */
+    private static final int[] LINES = {0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 2, 0, 0, 1, 0};
+    /** The slot of line 0 that holds the last holder's thread id. */
+    private static final int LAST_HOLDER_SLOT = 7;
+
     private final CounterGroup group;
-    private final AtomicCounter wrs;
-    private final AtomicCounter doorbells;
-    private final AtomicCounter failed;
-    private final AtomicCounter[] postlist = new AtomicCounter[BUCKETS];
-    private final AtomicCounter acquired;
-    private final AtomicCounter contended;
-    private final AtomicCounter handoffs;
-    private final AtomicCounter passes;
-    private final AtomicCounter combined;
-    private final AtomicCounter blueFlame;
+    private final LocalCounter wrs;
+    private final LocalCounter doorbells;
+    private final LocalCounter failed;
+    private final LocalCounter[] postlist = new LocalCounter[BUCKETS];
+    private final LocalCounter acquired;
+    private final LocalCounter contended;
+    private final LocalCounter handoffs;
+    private final LocalCounter passes;
+    private final LocalCounter combined;
+    private final LocalCounter blueFlame;
     /** The provider's own count of BlueFlame writes (mlx5; 0 where there are none), copied at each doorbell. */
     private final QpCounters provider;
-    /** Thread id of the last holder of the right to post (written by the holder). */
-    private long lastHolder;
+    /** Thread id of the last holder of the right to post (written by the holder; not a counter). */
+    private final LocalCounter lastHolder;
 
     PathCounters(String object, QpCounters provider) {
         this.provider = provider;
-        this.group = Counters.group(Counters.TYPE_QP, object, NAMES);
-        this.wrs = group.counter(WRS);
-        this.doorbells = group.counter(DOORBELLS);
-        this.failed = group.counter(FAILED_WRS);
+        this.group = Counters.localGroup(Counters.TYPE_QP, object, NAMES, LINES);
+        this.wrs = group.local(WRS);
+        this.doorbells = group.local(DOORBELLS);
+        this.failed = group.local(FAILED_WRS);
         for (int i = 0; i < BUCKETS; i++) {
-            postlist[i] = group.counter(POSTLIST_FIRST + i);
+            postlist[i] = group.local(POSTLIST_FIRST + i);
         }
-        this.acquired = group.counter(LOCK_ACQUIRED);
-        this.contended = group.counter(LOCK_CONTENDED);
-        this.handoffs = group.counter(HANDOFFS);
-        this.passes = group.counter(PASSES);
-        this.combined = group.counter(COMBINED);
-        this.blueFlame = group.counter(BLUEFLAME);
+        this.acquired = group.local(LOCK_ACQUIRED);
+        this.contended = group.local(LOCK_CONTENDED);
+        this.handoffs = group.local(HANDOFFS);
+        this.passes = group.local(PASSES);
+        this.combined = group.local(COMBINED);
+        this.blueFlame = group.local(BLUEFLAME);
+        this.lastHolder = group.scratch(0, LAST_HOLDER_SLOT);
     }
 
     /** The postlist bucket of a list of {@code n >= 1} requests: 1, 2-3, 4-7, ..., 64 and more. */
@@ -75,35 +89,39 @@ public final class PathCounters implements AutoCloseable {
 
     /** One doorbell for a list of {@code n >= 1} requests. */
     void doorbell(int n) {
-        Counters.add(wrs, n);
-        Counters.add(doorbells, 1);
-        Counters.add(postlist[bucket(n)], 1);
-        blueFlame.setWeak(provider.blueFlameWrites());
+        wrs.add(n);
+        doorbells.add(1);
+        postlist[bucket(n)].add(1);
+        long bf = provider.blueFlameWrites();
+        if (bf != blueFlame.getWeak()) {
+            blueFlame.set(bf);
+        }
     }
 
     /** {@code n} requests of the last list refused by the provider. */
     void failed(int n) {
-        Counters.add(failed, n);
+        failed.add(n);
     }
 
     /** The right to post was acquired by the calling thread (after waiting, when {@code waited}). */
     void acquired(boolean waited) {
-        Counters.add(acquired, 1);
+        acquired.add(1);
         if (waited) {
-            Counters.add(contended, 1);
+            contended.add(1);
         }
         long me = Thread.currentThread().threadId();
-        if (me != lastHolder) {
-            if (lastHolder != 0) {
-                Counters.add(handoffs, 1);
+        long last = lastHolder.getWeak();
+        if (me != last) {
+            if (last != 0) {
+                handoffs.add(1);
             }
-            lastHolder = me;
+            lastHolder.set(me);
         }
     }
 
     /** A thread without the combiner role handed its requests to the holder (several writers: atomic). */
     void handedOver() {
-        contended.increment();
+        contended.addAtomic(1);
     }
 
     /** Mark the start of a combiner pass: the requests posted so far. */
@@ -115,8 +133,8 @@ public final class PathCounters implements AutoCloseable {
     void passEnd(long mark) {
         long k = wrs.getWeak() - mark;
         if (k > 0) {
-            Counters.add(passes, 1);
-            Counters.add(combined, k);
+            passes.add(1);
+            combined.add(k);
         }
     }
 
