@@ -64,6 +64,7 @@ class StatCommandTest {
                 assertTrue(e.drain(20_000_000_000L));
             }
             Map<String, Long> mine = a.counterTotals();
+            Counters.publish(); // QP and CQ counters reach the file through the publisher (every 100 ms): now, before sampling
             assertNotNull(Counters.path(), "this process has a counters file");
             String job = ShmAccess.sanitize(ShmAccess.defaultJob());
             SweepCommandTest.Run r = SweepCommandTest.run("stat", "--job", job, "--count", "2", "--interval", "0.2", "--json");
