@@ -37,7 +37,8 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Outcomes: every posting call returns {@link #OK} when the request was accepted (it completes
  * later; {@link #poll} or {@link #drain} tell how), {@link #BACK_PRESSURED} when nothing was
- * taken because the send queue is full (poll completions, then call again), or another positive
+ * taken because the send queue is full and polling the CQ on the endpoint's behalf freed nothing
+ * (its completions fill what holds them for it: poll completions, then call again), or another positive
  * value: the errno with which the device refused this endpoint's requests ({@link #outcomeName}
  * names it; the QP has usually stopped, see {@link #qpState()}). Mistakes in the arguments throw
  * {@link IllegalArgumentException} before anything is posted.
@@ -52,7 +53,7 @@ public final class Endpoint implements AutoCloseable {
     public static final int OK = 0;
     /** What {@code startRun} returns when the request starts no run (it is staged instead); no errno. */
     private static final int NO_RUN = Integer.MIN_VALUE;
-    /** Outcome: nothing was taken, the send queue is full; poll completions, then call again. */
+    /** Outcome: nothing was taken, the send queue is full (even after progressing the CQ); poll completions, then call again. */
     public static final int BACK_PRESSURED = SendPath.EAGAIN;
     /**
      * The slot a {@link #poll} reports for a write with immediate that a window flush took while
@@ -473,15 +474,19 @@ public final class Endpoint implements AutoCloseable {
     /**
      * Post the full run in one pass: {@link #OK} or the provider's errno, the run ended; or without
      * credits {@link #BACK_PRESSURED}, the run kept whole and closed to further requests, nothing
-     * staged, its signals not yet counted (the completions are progressed, as for any
+     * staged, its signals not yet counted (tried twice, around {@link #progressed}, as any
      * back-pressured post).
      */
     private int postFullRun(ExclusivePoster d) {
         int n = runCount();
         int q = signalEvery;
         int firstSignal = q - 1 - sinceSignal;
-        int rc = d.postRun(WrIds.send(owner, runFirst), n, runOp, runFlags(), firstSignal, q, runLaddr, runLength,
-                lkey, runRaddr, runRkey, runPeer);
+        long first = WrIds.send(owner, runFirst);
+        int flags = runFlags();
+        int rc = d.postRun(first, n, runOp, flags, firstSignal, q, runLaddr, runLength, lkey, runRaddr, runRkey, runPeer);
+        if (rc == BACK_PRESSURED && progressed()) {
+            rc = d.postRun(first, n, runOp, flags, firstSignal, q, runLaddr, runLength, lkey, runRaddr, runRkey, runPeer);
+        }
         runOpen = null; // posted, or kept whole: either way no request continues it
         if (rc != BACK_PRESSURED) {
             runFirst = -1;
@@ -1043,19 +1048,31 @@ public final class Endpoint implements AutoCloseable {
             return OK;
         }
         int rc = d != null ? d.postStaged() : path.post(b);
+        if (rc == BACK_PRESSURED && progressed()) {
+            rc = d != null ? d.postStaged() : path.post(b);
+        }
         return afterPost(n, rc);
     }
 
     /**
-     * Account a post of the {@code n} requests staged ({@code rc} its result): back-pressured,
-     * they stay staged and the completions are progressed; otherwise they count as posted.
+     * A post found no credits: progress the CQ (its completions go to their owners' rings, and
+     * the send completions among them return their credits); true when it routed any, and the
+     * post is worth one more try: the requests then go out now instead of waiting, kept, for the
+     * next call, and only a post that still finds no credits counts as back-pressured.
+     */
+    private boolean progressed() {
+        return router.progress(owner) > 0;
+    }
+
+    /**
+     * Account a post of the {@code n} requests staged ({@code rc} its result): back-pressured
+     * (after {@link #progressed} and one more try), they stay staged; otherwise they count as posted.
      */
     private int afterPost(int n, int rc) {
         if (rc == BACK_PRESSURED) {
             if (Counters.ENABLED) {
                 Counters.add(counters.backPressured, 1);
             }
-            router.progress(owner);
             return rc;
         }
         posted += n; // the refused ones are settled through the path's rejected(owner)

@@ -6,6 +6,7 @@ import dev.scalep.threading.SendPath;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import dev.scalep.verbs.ResourceUsage;
+import dev.scalep.verbs.counters.Counters;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -169,6 +170,60 @@ class EndpointBehaviourTest {
             }
         }
         return out.stream();
+    }
+
+    /**
+     * A post that finds no credits progresses the CQ on the endpoint's behalf and tries once more,
+     * so a thread that writes faster than it polls keeps posting while its completions fit in its
+     * ring: with a send queue of 16 and postlists of 8, none of 32 writes nobody polls for is left
+     * staged after its postlist filled (before, the third postlist was kept back-pressured until
+     * the next write), none is back-pressured, and the endpoint counts no back-pressured post.
+     * Then each signaled write completes once when the owner polls, in order where the device
+     * keeps order.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("oneThreadLevels")
+    @Timeout(120)
+    void aPostWithoutCreditsProgressesTheCqAndTriesAgain(String devNames, String level) throws Exception {
+        Device dev = Devices.byName(devNames);
+        int depth = 16;
+        int postlist = 8;
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(postlist, 4, 0).withDepths(depth, 4)
+                .withBuffers(1024, 64);
+        try (EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), 1, opts);
+             EndpointManager b = EndpointManager.open(dev, SharingConfig.parse(level), 1, opts)) {
+            a.connect(b);
+            Endpoint e = a.acquire();
+            long writes = 2L * depth;
+            for (long id = 0; id < writes; id++) {
+                assertEquals(Endpoint.OK, e.write(id, 0, 8, 0), "write " + id);
+                if ((id + 1) % postlist == 0) {
+                    assertEquals(0, e.staged(), "after write " + id + " its postlist went out");
+                }
+            }
+            if (Counters.ENABLED) {
+                assertEquals(0L, a.counterTotals().get("ep.back-pressured"), "no post stayed back-pressured");
+            }
+            long q = a.signalEvery(); // 4, or 1 where the device signals every request (EFA)
+            Completion c = new Completion();
+            BitSet seen = new BitSet();
+            long got = 0;
+            for (long polls = 0; got < writes / q && polls < POLLS; polls++) {
+                while (e.poll(c)) {
+                    assertTrue(c.ok(), () -> "completion " + c);
+                    assertTrue(c.wrId() < writes && !seen.get((int) c.wrId()), "completion of write " + c.wrId());
+                    if (dev.capabilities().inOrder()) {
+                        assertEquals(q * got + q - 1, c.wrId(), "every " + q + "th write signaled, completed in order");
+                    }
+                    seen.set((int) c.wrId());
+                    got++;
+                }
+            }
+            assertEquals(writes / q, got, "the signaled writes of the " + writes);
+            assertTrue(e.drain(20_000_000_000L), "drain");
+            assertEquals(0, e.outstanding());
+            a.release(e);
+        }
     }
 
     /**
