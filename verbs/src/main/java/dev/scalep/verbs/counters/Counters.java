@@ -119,6 +119,8 @@ public final class Counters {
             }
             offset[i] = l * LINE + Long.BYTES * used[l]++;
         }
+        // Direct memory owned by the group's counters, as privateCounters' is: a late increment after
+        // close still lands in memory that exists, and the block goes when its last counter does.
         UnsafeBuffer block = new UnsafeBuffer(BufferUtil.allocateDirectAligned(lines * LINE, LINE));
         LocalCounter[] local = new LocalCounter[names.length];
         for (int i = 0; i < names.length; i++) {
