@@ -53,7 +53,7 @@ public final class Endpoint implements AutoCloseable {
     public static final int OK = 0;
     /** What {@code startRun} returns when the request starts no run (it is staged instead); no errno. */
     private static final int NO_RUN = Integer.MIN_VALUE;
-    /** Outcome: nothing was taken, the send queue is full (even after progressing the CQ); poll completions, then call again. */
+    /** Outcome: nothing was taken, the send queue is full even after progressing the CQ; poll, then call again. */
     public static final int BACK_PRESSURED = SendPath.EAGAIN;
     /**
      * The slot a {@link #poll} reports for a write with immediate that a window flush took while

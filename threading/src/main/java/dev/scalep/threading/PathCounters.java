@@ -40,9 +40,9 @@ public final class PathCounters implements AutoCloseable {
     /**
      * The cache line of each counter in the group's block: what the holder of the right to post
      * writes at every doorbell and acquisition in line 0, with its last holder's id; the postlist
-     * buckets and the combined count in line 1; the contended count, which threads without the combiner role add to
-     * atomically, alone in line 2. A hand-off then moves two lines of counters with the lock (one
-     * of them shared with nothing the next holder does not write itself), not one per counter.
+     * buckets and the combined count in line 1; the contended count, which threads without the
+     * combiner role add to atomically, alone in line 2. A hand-off then moves two lines of
+     * counters with the lock, not one per counter.
      */
     private static final int[] LINES = {0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 2, 0, 0, 1, 0};
     /** The slot of line 0 that holds the last holder's thread id. */

@@ -50,7 +50,10 @@ public final class CounterGroup implements AutoCloseable {
         return local[i];
     }
 
-    /** A slot of a local group's block beside its counters in cache line {@code line}, not published (the writer's own state). */
+    /**
+     * A slot of a local group's block beside its counters in cache line {@code line}, not
+     * published: the writer's own state.
+     */
     public LocalCounter scratch(int line, int slot) {
         int off = line * Counters.LINE + slot * Long.BYTES;
         if (block == null || slot < 0 || slot >= Counters.LINE / Long.BYTES || off + Long.BYTES > block.capacity()) {

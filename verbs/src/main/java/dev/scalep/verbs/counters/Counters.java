@@ -44,7 +44,10 @@ public final class Counters {
 
     /** A cache line's bytes: the unit a local group's block is laid out in ({@link #localGroup}). */
     public static final int LINE = 64;
-    /** Milliseconds between the publisher's copies of local groups into the file; the lease is renewed every {@link #LEASE_TICKS} of them. */
+    /**
+     * Milliseconds between the publisher's copies of local groups into the file; the lease is
+     * renewed every {@link #LEASE_TICKS} of them.
+     */
     static final long PUBLISH_MILLIS = 100;
     static final int LEASE_TICKS = 10;
 
