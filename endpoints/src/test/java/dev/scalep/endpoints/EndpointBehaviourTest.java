@@ -70,6 +70,17 @@ class EndpointBehaviourTest {
         }
     }
 
+    /** The device of a parameter naming one device, or a pair {@code dev/peer} (one manager on each). */
+    static Device device(String devNames) {
+        return Devices.byName(devNames.split("/")[0]);
+    }
+
+    /** The peer's device of such a parameter: the second of a pair, else the same device. */
+    static Device peerDevice(String devNames) {
+        String[] names = devNames.split("/");
+        return Devices.byName(names[names.length - 1]);
+    }
+
     @Test
     void xWaySharingThatDoesNotDivideTheThreadsIsRefusedBeforeAnyVerbsCall() {
         for (String dev : new String[]{"sim:mlx5", "sim:efa"}) {
@@ -89,9 +100,8 @@ class EndpointBehaviourTest {
     @MethodSource("matrix")
     @Timeout(120)
     void writesLandAndCompleteOnce(String devNames, String level, int threads) throws Exception {
-        String[] names = devNames.split("/");
-        Device dev = Devices.byName(names[0]);
-        Device peerDev = Devices.byName(names[names.length - 1]);
+        Device dev = device(devNames);
+        Device peerDev = peerDevice(devNames);
         ResourceUsage base = dev.resources();
         ResourceUsage peerBase = peerDev.resources();
         SharingConfig cfg = SharingConfig.parse(level);
@@ -188,9 +198,8 @@ class EndpointBehaviourTest {
     @MethodSource("oneThreadLevels")
     @Timeout(120)
     void aPostWithoutCreditsProgressesTheCqAndTriesAgain(String devNames, String level) throws Exception {
-        String[] names = devNames.split("/");
-        Device dev = Devices.byName(names[0]);
-        Device peerDev = Devices.byName(names[names.length - 1]);
+        Device dev = device(devNames);
+        Device peerDev = peerDevice(devNames);
         boolean atPost = dev.name().startsWith("sim:"); // completes a write while it is posted
         int depth = 16;
         int postlist = 8;
@@ -250,9 +259,8 @@ class EndpointBehaviourTest {
     @MethodSource("oneThreadLevels")
     @Timeout(120)
     void aSendAcceptedWhileTheSendQueueIsFullGoesOutWhenTheOwnerPolls(String devNames, String level) throws Exception {
-        String[] names = devNames.split("/");
-        Device dev = Devices.byName(names[0]);
-        Device peerDev = Devices.byName(names[names.length - 1]);
+        Device dev = device(devNames);
+        Device peerDev = peerDevice(devNames);
         EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(1, 4, 0).withDepths(16, 4).withBuffers(1024, 64);
         try (EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), 1, opts);
              EndpointManager b = EndpointManager.open(peerDev, SharingConfig.parse(level), 1, opts)) {
@@ -315,13 +323,12 @@ class EndpointBehaviourTest {
      */
     record RunPair(Device dev, EndpointManager a, EndpointManager b) implements AutoCloseable {
         static RunPair open(String devNames, String level, EndpointOptions opts) {
-            String[] names = devNames.split("/");
-            Device dev = Devices.byName(names[0]);
+            Device dev = device(devNames);
             int threads = runThreads(level);
             EndpointManager a = EndpointManager.open(dev, SharingConfig.parse(level), threads, opts);
             EndpointManager b = null;
             try {
-                b = EndpointManager.open(Devices.byName(names[names.length - 1]), SharingConfig.parse(level), threads,
+                b = EndpointManager.open(peerDevice(devNames), SharingConfig.parse(level), threads,
                         opts);
                 a.connect(b);
                 return new RunPair(dev, a, b);
