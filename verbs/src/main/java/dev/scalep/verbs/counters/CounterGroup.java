@@ -22,10 +22,6 @@ public final class CounterGroup implements AutoCloseable {
     private final LocalCounter[] local;
     private boolean closed;
 
-    CounterGroup(int typeId, String object, String[] names, AtomicCounter[] counters, CountersFile file) {
-        this(typeId, object, names, counters, file, null, null);
-    }
-
     CounterGroup(int typeId, String object, String[] names, AtomicCounter[] counters, CountersFile file,
                  UnsafeBuffer block, LocalCounter[] local) {
         this.typeId = typeId;

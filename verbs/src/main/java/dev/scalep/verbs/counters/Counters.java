@@ -81,6 +81,12 @@ public final class Counters {
      * be made and has room, else private. Control path; thread-safe.
      */
     public static synchronized CounterGroup group(int typeId, String object, String... names) {
+        return group(typeId, object, names, null, null);
+    }
+
+    /** A group in the file when it has room, else private; local ({@code block} not null) or not. */
+    private static CounterGroup group(int typeId, String object, String[] names, UnsafeBuffer block,
+                                      LocalCounter[] local) {
         CountersFile f = ENABLED ? file() : null;
         if (f != null && f.manager().available() >= names.length) {
             AtomicCounter[] cs = new AtomicCounter[names.length];
@@ -88,9 +94,9 @@ public final class Counters {
                 cs[i] = f.manager().newCounter(object + " " + names[i], typeId);
             }
             liveGroups++;
-            return new CounterGroup(typeId, object, names, cs, f);
+            return new CounterGroup(typeId, object, names, cs, f, block, local);
         }
-        return new CounterGroup(typeId, object, names, privateCounters(typeId, object, names), null);
+        return new CounterGroup(typeId, object, names, privateCounters(typeId, object, names), null, block, local);
     }
 
     /**
@@ -129,12 +135,11 @@ public final class Counters {
         for (int i = 0; i < names.length; i++) {
             local[i] = new LocalCounter(block, offset[i]);
         }
-        CounterGroup g = group(typeId, object, names);
-        CounterGroup lg = new CounterGroup(typeId, object, names, counters(g), g.shared() ? file : null, block, local);
-        if (lg.shared()) {
-            PUBLISHED.add(lg);
+        CounterGroup g = group(typeId, object, names, block, local);
+        if (g.shared()) {
+            PUBLISHED.add(g);
         }
-        return lg;
+        return g;
     }
 
     /**
@@ -146,14 +151,6 @@ public final class Counters {
         for (CounterGroup g : PUBLISHED) {
             g.publish();
         }
-    }
-
-    private static AtomicCounter[] counters(CounterGroup g) {
-        AtomicCounter[] cs = new AtomicCounter[g.size()];
-        for (int i = 0; i < cs.length; i++) {
-            cs[i] = g.counter(i);
-        }
-        return cs;
     }
 
     static AtomicCounter[] privateCounters(int typeId, String object, String... names) {
