@@ -191,6 +191,20 @@ public final class SendBatch {
         count = k + 1;
     }
 
+    /**
+     * Whether request {@code i} of {@code from} equals request {@code k} of this batch in every
+     * field but its id and its two addresses, and is no atomic (whose operands live apart): what a
+     * run of requests ({@link CombiningPoster}'s records) may vary.
+     */
+    boolean sameButIdAndAddresses(int k, SendBatch from, int i) {
+        long[] a = w;
+        long[] f = from.w;
+        int o = k * STRIDE;
+        int p = i * STRIDE;
+        return a[o + HADDR] == f[p + HADDR] && a[o + LEN_LKEY] == f[p + LEN_LKEY] && a[o + RKEY_IMM] == f[p + RKEY_IMM]
+                && a[o + OP_FLAGS] == f[p + OP_FLAGS] && a[o + HLEN_PEER] == f[p + HLEN_PEER] && !op(k).isAtomic();
+    }
+
     public long wrId(int i) {
         return w[i * STRIDE + ID];
     }
