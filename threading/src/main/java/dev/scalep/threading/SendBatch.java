@@ -205,6 +205,18 @@ public final class SendBatch {
                 && a[o + OP_FLAGS] == f[p + OP_FLAGS] && a[o + HLEN_PEER] == f[p + HLEN_PEER] && !op(k).isAtomic();
     }
 
+    /**
+     * Write request {@code i} of {@code from} into slot {@code k} of this batch, whatever its count
+     * (a batch used as a ring of slots: {@link CombiningPoster}'s lanes); the count is not changed.
+     */
+    void set(int k, SendBatch from, int i) {
+        System.arraycopy(from.w, i * STRIDE, w, k * STRIDE, STRIDE);
+        if (from.op(i).isAtomic()) {
+            compareAdd[k] = from.compareAdd[i];
+            swap[k] = from.swap[i];
+        }
+    }
+
     public long wrId(int i) {
         return w[i * STRIDE + ID];
     }
