@@ -194,7 +194,7 @@ public final class SendBatch {
     /**
      * Whether request {@code i} of {@code from} equals request {@code k} of this batch in every
      * field but its id and its two addresses, and is no atomic (whose operands live apart): what a
-     * run of requests ({@link CombiningPoster}'s records) may vary.
+     * run of requests ({@link CombiningPoster}'s lanes) may vary.
      */
     boolean sameButIdAndAddresses(int k, SendBatch from, int i) {
         long[] a = w;
