@@ -51,7 +51,7 @@ final class SuiteMain {
     static void assertEveryRankPassed(Class<?> main, String name, int ranks, String device, String level, int threads,
                                       List<String> scenarios) throws Exception {
         Launch.Result r = Launch.run(Launch.mpirun(ranks, Launch.java(main, device, level, Integer.toString(threads))),
-                Map.of(), 170);
+                Map.of(), 110); // below JUnit's 120-s default, so a hang fails with the ranks' output and thread dumps
         assertEquals(0, r.exit(), r.output());
         for (int rank = 0; rank < ranks; rank++) {
             String line = name + ": rank " + rank + " of " + ranks + " on " + device + " " + level + ": passed " + scenarios;

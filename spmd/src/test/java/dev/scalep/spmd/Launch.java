@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -82,7 +83,10 @@ public final class Launch {
 
     /**
      * Run {@code cmd} with the environment changed by {@code env} (a null value removes a variable),
-     * stdout and stderr merged; kill the whole tree and fail when it outlives {@code seconds}.
+     * stdout and stderr merged; kill the whole tree and fail when it outlives {@code seconds}, with
+     * its output and a thread dump of every JVM in the tree (SIGQUIT first) in the failure.
+     * Callers keep {@code seconds} below the test's own timeout (JUnit's default here is 120 s),
+     * or JUnit interrupts the wait first and the output is lost.
      */
     public static Result run(List<String> cmd, Map<String, String> env, long seconds) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
@@ -101,6 +105,7 @@ public final class Launch {
         Process p = pb.start();
         try {
             if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
+                dumpThreads(p);
                 p.descendants().forEach(ProcessHandle::destroyForcibly);
                 p.destroyForcibly();
                 p.waitFor(10, TimeUnit.SECONDS);
@@ -109,6 +114,24 @@ public final class Launch {
             return new Result(p.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
         } finally {
             Files.deleteIfExists(log);
+        }
+    }
+
+    /** SIGQUIT to every JVM that is {@code p} or under it: each prints its threads' stacks to its own output, our log. */
+    private static void dumpThreads(Process p) throws InterruptedException {
+        List<String> kill = new ArrayList<>(List.of("kill", "-QUIT"));
+        Stream.concat(Stream.of(p.toHandle()), p.descendants())
+                .filter(h -> h.info().command().map(c -> c.endsWith("/java")).orElse(false))
+                .forEach(h -> kill.add(Long.toString(h.pid())));
+        if (kill.size() == 2) {
+            return;
+        }
+        try {
+            new ProcessBuilder(kill).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start()
+                    .waitFor(5, TimeUnit.SECONDS);
+            Thread.sleep(2000); // the dumps reach the launcher's output
+        } catch (IOException e) {
+            // no dump: the failure still carries the output so far
         }
     }
 }
