@@ -84,7 +84,7 @@ public final class Launch {
     /**
      * Run {@code cmd} with the environment changed by {@code env} (a null value removes a variable),
      * stdout and stderr merged; kill the whole tree and fail when it outlives {@code seconds}, with
-     * its output and a thread dump of every JVM in the tree (SIGQUIT first) in the failure.
+     * its output, the process tree and a thread dump of every JVM in it in the failure.
      * Callers keep {@code seconds} below the test's own timeout (JUnit's default here is 120 s),
      * or JUnit interrupts the wait first and the output is lost.
      */
@@ -105,11 +105,12 @@ public final class Launch {
         Process p = pb.start();
         try {
             if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-                dumpThreads(p);
+                String dumps = dumpThreads(p);
                 p.descendants().forEach(ProcessHandle::destroyForcibly);
                 p.destroyForcibly();
                 p.waitFor(10, TimeUnit.SECONDS);
-                fail("still running after " + seconds + " s: " + String.join(" ", cmd) + "\n" + Files.readString(log));
+                fail("still running after " + seconds + " s: " + String.join(" ", cmd) + "\n" + Files.readString(log)
+                        + dumps);
             }
             return new Result(p.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
         } finally {
@@ -117,21 +118,39 @@ public final class Launch {
         }
     }
 
-    /** SIGQUIT to every JVM that is {@code p} or under it: each prints its threads' stacks to its own output, our log. */
-    private static void dumpThreads(Process p) throws InterruptedException {
-        List<String> kill = new ArrayList<>(List.of("kill", "-QUIT"));
-        Stream.concat(Stream.of(p.toHandle()), p.descendants())
-                .filter(h -> h.info().command().map(c -> c.endsWith("/java")).orElse(false))
-                .forEach(h -> kill.add(Long.toString(h.pid())));
-        if (kill.size() == 2) {
-            return;
+    /**
+     * The process tree under {@code p} (pid and command line) and the threads' stacks of every JVM
+     * in it ({@code jcmd PID Thread.print}, from the JDK running this test), read directly from
+     * each JVM so that nothing depends on the launcher forwarding its ranks' output.
+     */
+    private static String dumpThreads(Process p) throws InterruptedException {
+        StringBuilder out = new StringBuilder("\n--- process tree and thread dumps ---\n");
+        String jcmd = ProcessHandle.current().info().command()
+                .map(c -> Path.of(c).resolveSibling("jcmd").toString()).orElse("jcmd");
+        List<ProcessHandle> tree = Stream.concat(Stream.of(p.toHandle()), p.descendants()).toList();
+        for (ProcessHandle h : tree) {
+            out.append(h.pid()).append(' ').append(h.info().commandLine().orElse("?")).append('\n');
         }
-        try {
-            new ProcessBuilder(kill).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start()
-                    .waitFor(5, TimeUnit.SECONDS);
-            Thread.sleep(2000); // the dumps reach the launcher's output
-        } catch (IOException e) {
-            // no dump: the failure still carries the output so far
+        for (ProcessHandle h : tree) {
+            if (!h.info().command().map(c -> c.endsWith("/java")).orElse(false)) {
+                continue;
+            }
+            try {
+                Path dump = Files.createTempFile("scalep-launch-dump", ".txt");
+                try {
+                    Process j = new ProcessBuilder(jcmd, Long.toString(h.pid()), "Thread.print")
+                            .redirectErrorStream(true).redirectOutput(dump.toFile()).start();
+                    if (!j.waitFor(20, TimeUnit.SECONDS)) {
+                        j.destroyForcibly();
+                    }
+                    out.append("--- jcmd ").append(h.pid()).append(" Thread.print\n").append(Files.readString(dump));
+                } finally {
+                    Files.deleteIfExists(dump);
+                }
+            } catch (IOException e) {
+                out.append("--- no dump of ").append(h.pid()).append(": ").append(e).append('\n');
+            }
         }
+        return out.toString();
     }
 }
