@@ -14,6 +14,9 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /** Starts a child (a JVM, or a launcher over JVMs: mpirun, mpiexec.hydra, srun) with a bounded wait; its output and exit status. */
 public final class Launch {
+    /** How long the thread dumps of a run that outlived its bound may take, all together. */
+    private static final long DUMP_SECONDS = 6;
+
     private Launch() {
     }
 
@@ -121,34 +124,49 @@ public final class Launch {
     /**
      * The process tree under {@code p} (pid and command line) and the threads' stacks of every JVM
      * in it ({@code jcmd PID Thread.print}, from the JDK running this test), read directly from
-     * each JVM so that nothing depends on the launcher forwarding its ranks' output.
+     * each JVM so that nothing depends on the launcher forwarding its ranks' output. The dumps run
+     * at once and share one bound of {@value #DUMP_SECONDS} s, so that the caller's bound plus this
+     * stays below the test's own timeout however many JVMs there are.
      */
     private static String dumpThreads(Process p) throws InterruptedException {
         StringBuilder out = new StringBuilder("\n--- process tree and thread dumps ---\n");
         String jcmd = ProcessHandle.current().info().command()
                 .map(c -> Path.of(c).resolveSibling("jcmd").toString()).orElse("jcmd");
         List<ProcessHandle> tree = Stream.concat(Stream.of(p.toHandle()), p.descendants()).toList();
+        List<ProcessHandle> jvms = new ArrayList<>();
         for (ProcessHandle h : tree) {
             out.append(h.pid()).append(' ').append(h.info().commandLine().orElse("?")).append('\n');
-        }
-        for (ProcessHandle h : tree) {
-            if (!h.info().command().map(c -> c.endsWith("/java")).orElse(false)) {
-                continue;
+            if (h.info().command().map(c -> c.endsWith("/java")).orElse(false)) {
+                jvms.add(h);
             }
-            try {
-                Path dump = Files.createTempFile("scalep-launch-dump", ".txt");
-                try {
-                    Process j = new ProcessBuilder(jcmd, Long.toString(h.pid()), "Thread.print")
-                            .redirectErrorStream(true).redirectOutput(dump.toFile()).start();
-                    if (!j.waitFor(20, TimeUnit.SECONDS)) {
-                        j.destroyForcibly();
-                    }
-                    out.append("--- jcmd ").append(h.pid()).append(" Thread.print\n").append(Files.readString(dump));
-                } finally {
-                    Files.deleteIfExists(dump);
+        }
+        List<Path> files = new ArrayList<>();
+        List<Process> dumps = new ArrayList<>();
+        try {
+            for (ProcessHandle h : jvms) {
+                Path f = Files.createTempFile("scalep-launch-dump", ".txt");
+                files.add(f);
+                dumps.add(new ProcessBuilder(jcmd, Long.toString(h.pid()), "Thread.print").redirectErrorStream(true)
+                        .redirectOutput(f.toFile()).start());
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(DUMP_SECONDS);
+            for (int i = 0; i < dumps.size(); i++) {
+                Process j = dumps.get(i);
+                if (!j.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    j.destroyForcibly();
                 }
-            } catch (IOException e) {
-                out.append("--- no dump of ").append(h.pid()).append(": ").append(e).append('\n');
+                out.append("--- jcmd ").append(jvms.get(i).pid()).append(" Thread.print\n")
+                        .append(Files.readString(files.get(i)));
+            }
+        } catch (IOException e) {
+            out.append("--- dumps cut short: ").append(e).append('\n');
+        } finally {
+            for (Path f : files) {
+                try {
+                    Files.deleteIfExists(f);
+                } catch (IOException e) {
+                    // a temporary file left behind; the failure report matters more
+                }
             }
         }
         return out.toString();
