@@ -39,6 +39,8 @@ final class WindowSuite {
     private final WorldEndpoints eps;
     private final int threads;
     private final CyclicBarrier rankBarrier;
+    /** The first failure of a thread of the scenario running, seen by the others' wait loops. */
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
     WindowSuite(World world, WorldEndpoints eps, int threads) {
         this.world = world;
@@ -197,7 +199,7 @@ final class WindowSuite {
 
     /** Run {@code body(t)} in {@code threads} threads, each with an acquired {@link RankEndpoint}; rethrow the first failure. */
     void inThreads(ThreadBody body) throws Exception {
-        AtomicReference<Throwable> failure = new AtomicReference<>();
+        failure.set(null);
         List<Thread> ts = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             int me = t;
@@ -205,7 +207,10 @@ final class WindowSuite {
                 try (RankEndpoint ep = eps.acquire()) {
                     body.run(me, ep);
                 } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
+                    if (failure.compareAndSet(null, e)) { // said at once: the rank's other threads may never end
+                        System.err.println("rank " + world.rank() + " " + Thread.currentThread().getName() + " failed:");
+                        e.printStackTrace();
+                    }
                     rankBarrier.reset(); // wake the rank's other threads instead of leaving them waiting
                 }
             }));
@@ -381,6 +386,7 @@ final class WindowSuite {
                         Thread.yield();
                     }
                     check(spins < 200_000_000L, "notifications: " + seen.get() + " of " + expected);
+                    check(failure.get() == null, "another thread of this rank failed");
                 }
                 sync();
             });
