@@ -6,6 +6,7 @@ import dev.scalep.verbs.Opcode;
 import dev.scalep.verbs.QueuePair;
 import dev.scalep.verbs.SendWorkRequests;
 import dev.scalep.verbs.counters.Counters;
+import org.jctools.util.PaddedAtomicLong;
 
 import java.util.Locale;
 
@@ -32,8 +33,12 @@ abstract sealed class AbstractSendPath implements SendPath
     private final long[] peerAh;
     private final int[] peerQpn;
     private final int[] peerQkey;
-    /** Records written since the last post: records {@code [0, pending)} of {@link #list} ({@link #append}). */
-    private int pending;
+    /**
+     * Records written since the last post: records {@code [0, pending)} of {@link #list} ({@link
+     * #append}); written by the holder of the right to post at every request, so it lives on lines
+     * of its own (padded), not beside the fields every posting thread reads in this object's first line.
+     */
+    private final PaddedAtomicLong pending = new PaddedAtomicLong();
     /**
      * What each record of {@link #list} holds (connected QPs): a reused record is written only
      * where the request differs from what it carried last, so a stream of similar requests writes
@@ -157,17 +162,37 @@ abstract sealed class AbstractSendPath implements SendPath
 
     /** Write request {@code i} of {@code b} into the next record of {@link #list}; the caller holds the right to post and has checked room. */
     protected final void append(SendBatch b, int i) {
-        rewrite(pending++, b, i);
+        int rec = (int) pending.lpVal();
+        pending.spVal(rec + 1);
+        rewrite(rec, b, i);
+    }
+
+    /**
+     * Write request {@code i} of {@code b} into the next record of {@link #list} with its id, local
+     * address and remote address moved by the given amounts (one request of a run); the caller holds
+     * the right to post and has checked room.
+     */
+    protected final void appendShifted(SendBatch b, int i, long idAdd, long localAdd, long remoteAdd) {
+        int rec = (int) pending.lpVal();
+        pending.spVal(rec + 1);
+        list.wrId(rec, credits.sequence(b.wrId(i) + idAdd));
+        Opcode op = b.op(i);
+        long laddr = b.localAddr(i) + localAdd;
+        long raddr = b.remoteAddr(i) + remoteAdd;
+        if (connectionless || op.isAtomic() || differs(rec, b, i, laddr, raddr)) {
+            write(rec, op, b.flags(i), b.headerAddr(i), b.headerLength(i), laddr, b.length(i), b.lkey(i),
+                    raddr, b.rkey(i), b.imm(i), b.compareAdd(i), b.swap(i), b.peer(i));
+        }
     }
 
     /** Records written and not yet posted (holder of the right to post). */
     protected final int pending() {
-        return pending;
+        return (int) pending.lpVal();
     }
 
     /** Set the count of records written and not yet posted (a path that writes records itself). */
     protected final void pending(int n) {
-        pending = n;
+        pending.spVal(n);
     }
 
     /**
@@ -188,11 +213,16 @@ abstract sealed class AbstractSendPath implements SendPath
 
     /** Whether request {@code i} of {@code b} differs from what record {@code rec} holds in any field but its id (connected QPs). */
     private boolean differs(int rec, SendBatch b, int i) {
+        return differs(rec, b, i, b.localAddr(i), b.remoteAddr(i));
+    }
+
+    /** As {@link #differs(int, SendBatch, int)}, with the request's addresses given. */
+    private boolean differs(int rec, SendBatch b, int i, long laddr, long raddr) {
         Opcode op = b.op(i);
-        return op != recOp[rec] || b.flags(i) != recFlags[rec] || b.localAddr(i) != recAddr[rec]
+        return op != recOp[rec] || b.flags(i) != recFlags[rec] || laddr != recAddr[rec]
                 || b.length(i) != recLength[rec] || b.lkey(i) != recLkey[rec] || b.headerLength(i) != recHeaderLength[rec]
                 || b.headerAddr(i) != recHeaderAddr[rec]
-                || (op.isRdma() && (b.remoteAddr(i) != recRemoteAddr[rec] || b.rkey(i) != recRkey[rec]))
+                || (op.isRdma() && (raddr != recRemoteAddr[rec] || b.rkey(i) != recRkey[rec]))
                 || (op.hasImmediate() && b.imm(i) != recImm[rec]);
     }
 
@@ -316,7 +346,7 @@ abstract sealed class AbstractSendPath implements SendPath
 
     /** Post the {@link #pending} records with one doorbell; returns the provider's result ({@link #settle}). */
     protected final int postList() {
-        int n = pending;
+        int n = pending();
         if (n == 0) {
             return 0;
         }
@@ -327,7 +357,7 @@ abstract sealed class AbstractSendPath implements SendPath
         if (rc != 0) {
             settle(rc, 0, n);
         }
-        pending = 0;
+        pending.spVal(0);
         return rc;
     }
 
@@ -398,7 +428,7 @@ abstract sealed class AbstractSendPath implements SendPath
 
     /** Append the {@code n} admitted requests of {@code b} to {@link #list}. Holder of the right to post only. */
     protected final void appendAll(SendBatch b, int n) {
-        int rec = pending;
+        int rec = pending();
         SendWorkRequests w = list;
         SendCredits c = credits;
         for (int i = 0; i < n; i++, rec++) {
@@ -411,7 +441,7 @@ abstract sealed class AbstractSendPath implements SendPath
                         b.remoteAddr(i), b.rkey(i), b.imm(i), b.compareAdd(i), b.swap(i), b.peer(i));
             }
         }
-        pending = rec;
+        pending.spVal(rec);
     }
 
     @Override

@@ -191,6 +191,32 @@ public final class SendBatch {
         count = k + 1;
     }
 
+    /**
+     * Whether request {@code i} of {@code from} equals request {@code k} of this batch in every
+     * field but its id and its two addresses, and is no atomic (whose operands live apart): what a
+     * run of requests ({@link CombiningPoster}'s lanes) may vary.
+     */
+    boolean sameButIdAndAddresses(int k, SendBatch from, int i) {
+        long[] a = w;
+        long[] f = from.w;
+        int o = k * STRIDE;
+        int p = i * STRIDE;
+        return a[o + HADDR] == f[p + HADDR] && a[o + LEN_LKEY] == f[p + LEN_LKEY] && a[o + RKEY_IMM] == f[p + RKEY_IMM]
+                && a[o + OP_FLAGS] == f[p + OP_FLAGS] && a[o + HLEN_PEER] == f[p + HLEN_PEER] && !op(k).isAtomic();
+    }
+
+    /**
+     * Write request {@code i} of {@code from} into slot {@code k} of this batch, whatever its count
+     * (a batch used as a ring of slots: {@link CombiningPoster}'s lanes); the count is not changed.
+     */
+    void set(int k, SendBatch from, int i) {
+        System.arraycopy(from.w, i * STRIDE, w, k * STRIDE, STRIDE);
+        if (from.op(i).isAtomic()) {
+            compareAdd[k] = from.compareAdd[i];
+            swap[k] = from.swap[i];
+        }
+    }
+
     public long wrId(int i) {
         return w[i * STRIDE + ID];
     }

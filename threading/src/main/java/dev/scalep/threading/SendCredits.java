@@ -34,10 +34,14 @@ public final class SendCredits {
     private final int[] lastErrno;
     private final long[] userIds;
     private final int mask;
-    /** Next send-queue sequence; written only by the thread that holds the right to post. */
-    private long sqSeq;
-    /** First sequence not yet retired; written only by the poll-role holder. */
-    private long retiredSeq;
+    /**
+     * Next send-queue sequence; written only by the thread that holds the right to post, at every
+     * request, so padded: beside the fields above, which every posting thread reads, each write
+     * took their line away from the other threads of a shared QP.
+     */
+    private final PaddedAtomicLong sqSeq = new PaddedAtomicLong();
+    /** First sequence not yet retired; written only by the poll-role holder (padded likewise). */
+    private final PaddedAtomicLong retiredSeq = new PaddedAtomicLong();
 
     /**
      * {@code depth} credits; retirements counted for owners {@code 0..owners-1} ({@link WrIds#owner});
@@ -132,7 +136,8 @@ public final class SendCredits {
         if (!rewrite) {
             return wrId;
         }
-        long seq = sqSeq++;
+        long seq = sqSeq.lpVal();
+        sqSeq.spVal(seq + 1);
         // Release: pairs with the acquire in retire(); the provider's completion also orders it.
         LONGS.setRelease(userIds, (int) (seq & mask), wrId);
         return seq;
@@ -148,13 +153,13 @@ public final class SendCredits {
         if (!rewrite) {
             return -1;
         }
-        long first = sqSeq;
+        long first = sqSeq.lpVal();
         long[] table = userIds;
         int m = mask;
         for (int i = 0; i < n; i++) {
             table[(int) ((first + i) & m)] = wrIds[i];
         }
-        sqSeq = first + n;
+        sqSeq.spVal(first + n);
         VarHandle.releaseFence();
         return first;
     }
@@ -167,7 +172,7 @@ public final class SendCredits {
         if (!rewrite) {
             return -1;
         }
-        long first = sqSeq;
+        long first = sqSeq.lpVal();
         long[] table = userIds;
         // two plain loops, up to the table's end and on from its start, which the JIT compiles
         // without a range check per store (a masked index is checked at every one)
@@ -179,7 +184,7 @@ public final class SendCredits {
         for (int i = head; i < n; i++) {
             table[i - head] = firstId + i;
         }
-        sqSeq = first + n;
+        sqSeq.spVal(first + n);
         VarHandle.releaseFence();
         return first;
     }
@@ -187,13 +192,13 @@ public final class SendCredits {
     /** Take back the last {@code n} sequences handed out (their requests were not posted). Poster only. */
     public void unsequence(long n) {
         if (rewrite) {
-            sqSeq -= n;
+            sqSeq.spVal(sqSeq.lpVal() - n);
         }
     }
 
     /** The next sequence {@link #sequence} would hand out. Poster only. */
     public long nextSequence() {
-        return sqSeq;
+        return sqSeq.lpVal();
     }
 
     /** The caller's id recorded for sequence {@code seq} (acquire read; meaningful only when rewriting). */
@@ -218,7 +223,7 @@ public final class SendCredits {
             return completedWrId;
         }
         long s = completedWrId;
-        long r = retiredSeq;
+        long r = retiredSeq.lpVal();
         long mine = (long) LONGS.getAcquire(userIds, (int) (s & mask));
         if (s < r) {
             return mine; // already retired by a later completion; no credit twice
@@ -227,7 +232,7 @@ public final class SendCredits {
             // One owner (a QP whose CQ serves one thread): the whole run is owner 0's, counted
             // with one store and no table scan per request.
             countRetired(0, s + 1 - r);
-            retiredSeq = s + 1;
+            retiredSeq.spVal(s + 1);
             credits.getAndAdd(s + 1 - r);
             return mine;
         }
@@ -242,7 +247,7 @@ public final class SendCredits {
             }
             countRetired(owner, run);
         }
-        retiredSeq = s + 1;
+        retiredSeq.spVal(s + 1);
         // Release the slots last: a credit lets a poster overwrite the table entries read above.
         credits.getAndAdd(s + 1 - r);
         return mine;

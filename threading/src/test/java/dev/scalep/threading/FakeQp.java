@@ -40,6 +40,9 @@ final class FakeQp implements QueuePair {
     final AtomicLong doorbells = new AtomicLong();
     /** Posted wr_ids in post order (the provider's view). */
     final long[] posted;
+    /** The first SGE's address and the remote address of each posted request, in post order. */
+    final long[] postedLocal;
+    final long[] postedRemote;
     final AtomicLong postedCount = new AtomicLong();
     private long sqPos;
     volatile long retiredUpTo;
@@ -55,6 +58,8 @@ final class FakeQp implements QueuePair {
         this.depth = depth;
         this.cq = cq;
         this.posted = new long[maxRecords];
+        this.postedLocal = new long[maxRecords];
+        this.postedRemote = new long[maxRecords];
         DeviceCapabilities caps = new DeviceCapabilities(DeviceKind.values()[0], Set.of(QpType.RC), 1024, 32768, 16, 16,
                 1024, 1 << 22, 1024, 1L << 40, 1024, 0, 0, 64, false, false, true, true, true, true, true, false,
                 false, 0);
@@ -107,7 +112,10 @@ final class FakeQp implements QueuePair {
 
     private void accept(SendWorkRequests wrs, int i) {
         long pos = sqPos++;
-        posted[(int) postedCount.getAndIncrement()] = wrs.wrId(i);
+        int at = (int) postedCount.getAndIncrement();
+        posted[at] = wrs.wrId(i);
+        postedLocal[at] = wrs.numSge(i) > 0 ? wrs.sgeAddr(i, 0) : 0;
+        postedRemote[at] = wrs.remoteAddr(i);
         if ((wrs.flags(i) & SendFlags.SIGNALED) != 0) {
             cq.queue.add(new long[]{wrs.wrId(i), qpNum, pos, wrs.opcode(i)});
         }

@@ -16,7 +16,8 @@ import static org.jetbrains.lincheck.datastructures.ManagedStrategyGuaranteeKt.f
  * The lock-free hand-offs under Lincheck's model checker (every interleaving of the operations'
  * shared-memory events, bounded by the options), not by stress:
  * <ul>
- * <li>{@link Combining}: two or three threads post single requests and batches into one
+ * <li>{@link Combining}: two or three threads post single requests (repeated ones, and ones of a
+ *     stream whose ids count up, which extend a queued record's run) and batches into one
  *     {@link CombiningPoster}. After every execution nothing may be left in the ring (a thread
  *     that lost the combiner CAS returned only because the holder re-checks the ring after
  *     releasing the flag), every accepted request reached the provider exactly once, and no two
@@ -25,8 +26,9 @@ import static org.jetbrains.lincheck.datastructures.ManagedStrategyGuaranteeKt.f
  *     (pooled records) must behave as a bounded FIFO queue, fields included (linearizability
  *     against a sequential run of the same operations).</li>
  * </ul>
- * Seeding a bug (dropping the combiner's re-check after it releases the flag, or publishing a
- * completion record before its fields are written) makes these checks fail with the interleaving
+ * Seeding a bug (dropping the combiner's re-check after it releases the flag, draining a record
+ * without sealing it against its owner's appends, or publishing a completion record before its
+ * fields are written) makes these checks fail with the interleaving
  * that breaks them.
  */
 class LockFreeModelCheckTest {
@@ -57,10 +59,25 @@ class LockFreeModelCheckTest {
         private final FakeQp qp = new FakeQp(3, 32, new FakeQp.FakeCq(), 64);
         private final CombiningPoster poster = new CombiningPoster(qp, 2, 1, 0, null);
         private final AtomicInteger accepted = new AtomicInteger();
+        private final AtomicInteger ids = new AtomicInteger();
 
         @Operation
         public int postOne() {
             int rc = poster.post(Requests.write(WrIds.send(0, 1), SendFlags.SIGNALED, 0, 8, 1, 0, 1));
+            if (rc == 0) {
+                accepted.addAndGet(1);
+            }
+            return rc;
+        }
+
+        /**
+         * One request of a stream: ids that count up, so that the next one a thread posts while its
+         * record is still queued extends that record's run instead of taking a slot.
+         */
+        @Operation
+        public int postNext() {
+            int rc = poster.post(Requests.write(WrIds.send(0, 100 + ids.getAndIncrement()), SendFlags.SIGNALED, 0, 8, 1,
+                    0, 1));
             if (rc == 0) {
                 accepted.addAndGet(1);
             }
