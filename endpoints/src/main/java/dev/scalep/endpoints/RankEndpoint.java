@@ -888,7 +888,11 @@ public final class RankEndpoint implements AutoCloseable {
      * every rank, this waits for the operations to every rank. Returns true when all completed and
      * none of this endpoint's operations ever failed; false when one failed (see
      * {@link #firstErrorStatus(int)}) or 60 s passed. Notifications that arrive meanwhile are kept
-     * for {@link #pollNotification}.
+     * for {@link #pollNotification}, and so are their receives: a {@link #putNotify} completes only
+     * once its target has a receive for it, so two threads that flush while each one's notified
+     * puts wait for receives the other has not given back wait for each other until the timeout
+     * (as on a real RC NIC, where the puts meet receiver-not-ready). Poll notifications until the
+     * ones you expect arrived, then flush.
      */
     public boolean flush(int rank) {
         return flush(rank, 60_000_000_000L);

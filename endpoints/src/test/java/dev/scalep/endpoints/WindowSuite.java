@@ -378,7 +378,10 @@ final class WindowSuite {
                     }
                     drainNotes(ep, note, w, got, seen);
                 }
-                check(ep.flush(), "flush notified puts");
+                // Wait for the notifications before the flush, not after: a flush keeps this thread's
+                // receives, so two threads flushing while their last notified puts to each other wait
+                // for receives (RNR) would wait for each other. Once every rank has seen all of its
+                // notifications every put has been received, and the flush only collects completions.
                 long spins = 0;
                 while (seen.get() < expected) {
                     drainNotes(ep, note, w, got, seen);
@@ -388,6 +391,7 @@ final class WindowSuite {
                     check(spins < 200_000_000L, "notifications: " + seen.get() + " of " + expected);
                     check(failure.get() == null, "another thread of this rank failed");
                 }
+                check(ep.flush(), "flush notified puts");
                 sync();
             });
             for (int s = 0; s < p; s++) {
