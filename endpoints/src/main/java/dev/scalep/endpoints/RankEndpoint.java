@@ -891,8 +891,9 @@ public final class RankEndpoint implements AutoCloseable {
      * for {@link #pollNotification}, and so are their receives: a {@link #putNotify} completes only
      * once its target has a receive for it, so two threads that flush while each one's notified
      * puts wait for receives the other has not given back wait for each other until the timeout
-     * (as on a real RC NIC, where the puts meet receiver-not-ready). Poll notifications until the
-     * ones you expect arrived, then flush.
+     * (as on a real RC NIC, where the puts meet receiver-not-ready). A thread that expects
+     * notifications while its own notified puts are in flight flushes in short turns
+     * ({@link #flush(int, long)} with a millisecond) between its polls.
      */
     public boolean flush(int rank) {
         return flush(rank, 60_000_000_000L);

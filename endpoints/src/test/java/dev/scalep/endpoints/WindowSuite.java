@@ -378,20 +378,26 @@ final class WindowSuite {
                     }
                     drainNotes(ep, note, w, got, seen);
                 }
-                // Wait for the notifications before the flush, not after: a flush keeps this thread's
-                // receives, so two threads flushing while their last notified puts to each other wait
-                // for receives (RNR) would wait for each other. Once every rank has seen all of its
-                // notifications every put has been received, and the flush only collects completions.
+                // Flush in short turns between polls, not once and long: the flush posts what is staged,
+                // but keeps this thread's receives, so two threads each in a long flush while their last
+                // notified puts to each other wait for receives (RNR) would wait for each other.
                 long spins = 0;
-                while (seen.get() < expected) {
+                boolean flushed = false;
+                while (seen.get() < expected || !flushed) {
                     drainNotes(ep, note, w, got, seen);
+                    if (!flushed) {
+                        flushed = ep.flush(1_000_000L);
+                        for (int r = 0; r < p; r++) {
+                            check(ep.firstErrorStatus(r) == 0, "notified puts to rank " + r + " failed: "
+                                    + WcStatus.name(ep.firstErrorStatus(r)));
+                        }
+                    }
                     if (++spins % 1024 == 0) {
                         Thread.yield();
                     }
-                    check(spins < 200_000_000L, "notifications: " + seen.get() + " of " + expected);
+                    check(spins < 200_000_000L, "notifications: " + seen.get() + " of " + expected + ", flushed " + flushed);
                     check(failure.get() == null, "another thread of this rank failed");
                 }
-                check(ep.flush(), "flush notified puts");
                 sync();
             });
             for (int s = 0; s < p; s++) {
