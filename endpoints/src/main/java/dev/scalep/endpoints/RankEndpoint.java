@@ -165,7 +165,7 @@ public final class RankEndpoint implements AutoCloseable {
         int rc;
         long deadline = System.nanoTime() + timeoutNanos;
         while ((rc = get(rank, bw, 0, bw, mine, 8)) == Endpoint.BACK_PRESSURED) {
-            to(rank).progressKeepingReceives();
+            waitOn(to(rank));
             if (System.nanoTime() - deadline > 0) {
                 return true;
             }
@@ -376,7 +376,7 @@ public final class RankEndpoint implements AutoCloseable {
             int n = (int) Math.min(maxChunk, length - done);
             int rc;
             while ((rc = e.stageWindow(op, laddr + done, n, lk, raddr + done, rk, 0)) == Endpoint.BACK_PRESSURED) {
-                e.progressKeepingReceives();
+                waitOn(e);
                 Thread.onSpinWait();
             }
             if (rc != Endpoint.OK) {
@@ -613,7 +613,7 @@ public final class RankEndpoint implements AutoCloseable {
     private int blocking(int rc, int rank, Window target, long offset, long expected, long desired, Window result,
                          long resultOffset, boolean cas) {
         while (rc == Endpoint.BACK_PRESSURED) {
-            to(rank).progressKeepingReceives();
+            waitOn(to(rank));
             rc = cas ? compareAndSwap(rank, target, offset, expected, desired, result, resultOffset)
                     : fetchAdd(rank, target, offset, 0, result, resultOffset);
         }
@@ -888,12 +888,9 @@ public final class RankEndpoint implements AutoCloseable {
      * every rank, this waits for the operations to every rank. Returns true when all completed and
      * none of this endpoint's operations ever failed; false when one failed (see
      * {@link #firstErrorStatus(int)}) or 60 s passed. Notifications that arrive meanwhile are kept
-     * for {@link #pollNotification}, and so are their receives: a {@link #putNotify} completes only
-     * once its target has a receive for it, so two threads that flush while each one's notified
-     * puts wait for receives the other has not given back wait for each other until the timeout
-     * (as on a real RC NIC, where the puts meet receiver-not-ready). A thread that expects
-     * notifications while its own notified puts are in flight flushes in short turns
-     * ({@link #flush(int, long)} with a millisecond) between its polls.
+     * for {@link #pollNotification}, and their receives are given back at once on every endpoint
+     * of this thread, not only the one waited for, so a peer's notified puts never wait for this
+     * flush.
      */
     public boolean flush(int rank) {
         return flush(rank, 60_000_000_000L);
@@ -977,25 +974,42 @@ public final class RankEndpoint implements AutoCloseable {
         return ok;
     }
 
-    private static boolean quiet(Endpoint e, long deadline) {
+    private boolean quiet(Endpoint e, long deadline) {
         if (e.settledNow()) {
             return e.firstErrorStatus() == 0 && e.settledRejected() == 0;
         }
         int rc;
         while ((rc = e.flush()) == Endpoint.BACK_PRESSURED) {
-            e.progressKeepingReceives();
+            waitOn(e);
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
         }
         while (e.outstanding() > 0) {
-            e.progressKeepingReceives();
+            waitOn(e);
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
             Thread.onSpinWait();
         }
         return rc == Endpoint.OK && e.firstErrorStatus() == 0 && e.rejected() == 0;
+    }
+
+    /**
+     * One turn of a wait for endpoint {@code e}: progress it, then this thread's other endpoints.
+     * Their receives (peers' notified puts) are given back only when they are progressed, so a
+     * thread that progressed only the endpoint it waits for could close a cycle of waits: three
+     * ranks, each waiting for its notified puts to the next while the next waits on its endpoint to
+     * a third, every put meeting receiver-not-ready at a receive queue nobody gives back.
+     */
+    private void waitOn(Endpoint e) {
+        e.progressKeepingReceives();
+        Endpoint[] d = distinct;
+        for (int i = 0; i < d.length; i++) {
+            if (d[i] != e) {
+                d[i].progressKeepingReceives();
+            }
+        }
     }
 
     /** Wait for the replies of this thread's emulated atomics (true at once on devices with atomics). */

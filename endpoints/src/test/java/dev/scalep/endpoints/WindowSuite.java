@@ -378,24 +378,14 @@ final class WindowSuite {
                     }
                     drainNotes(ep, note, w, got, seen);
                 }
-                // Flush in short turns between polls, not once and long: the flush posts what is staged,
-                // but keeps this thread's receives, so two threads each in a long flush while their last
-                // notified puts to each other wait for receives (RNR) would wait for each other.
+                check(ep.flush(), "flush notified puts");
                 long spins = 0;
-                boolean flushed = false;
-                while (seen.get() < expected || !flushed) {
+                while (seen.get() < expected) {
                     drainNotes(ep, note, w, got, seen);
-                    if (!flushed) {
-                        flushed = ep.flush(1_000_000L);
-                        for (int r = 0; r < p; r++) {
-                            check(ep.firstErrorStatus(r) == 0, "notified puts to rank " + r + " failed: "
-                                    + WcStatus.name(ep.firstErrorStatus(r)));
-                        }
-                    }
                     if (++spins % 1024 == 0) {
                         Thread.yield();
                     }
-                    check(spins < 200_000_000L, "notifications: " + seen.get() + " of " + expected + ", flushed " + flushed);
+                    check(spins < 200_000_000L, "notifications: " + seen.get() + " of " + expected);
                     check(failure.get() == null, "another thread of this rank failed");
                 }
                 sync();
@@ -405,6 +395,53 @@ final class WindowSuite {
                     check(got[s * threads * n + i], "notification " + (s * threads * n + i) + " seen: "
                             + got[s * threads * n + i]);
                 }
+            }
+        }
+    }
+
+    /**
+     * Three or more ranks in a cycle of flushes: rank r sends more notified puts to rank r+1 than
+     * it has receives ({@code OPTS}' receive depth) without polling, then waits in
+     * {@code flush(r + 1)}, so each rank waits on its endpoint to the next while its endpoint to
+     * the one before holds that rank's puts. A flush gives back the receives of every endpoint of
+     * its thread, so every flush returns true well inside its bound and every notification then
+     * arrives; a flush that progressed only the endpoint it waits for left all of them waiting.
+     * One thread per rank; returns the notifications this rank saw.
+     */
+    static int flushesInACycleOfRanksDoNotWaitForEachOther(World world, Device device, String level) throws Exception {
+        int p = world.size();
+        int me = world.rank();
+        int next = (me + 1) % p;
+        int n = 2 * OPTS.recvDepth() + 3;
+        try (WorldEndpoints eps = WorldEndpoints.open(world, device, SharingConfig.parse(level), 1, OPTS);
+             Window w = eps.allocateWindow(8L * n); Window src = eps.allocateWindow(8L * n)) {
+            try (RankEndpoint ep = eps.acquire()) {
+                for (int i = 0; i < n; i++) {
+                    src.local().set(ValueLayout.JAVA_LONG, 8L * i, 0x5ca1e000_00000000L | i);
+                    int rc;
+                    while ((rc = ep.putNotify(next, w, 8L * i, src, 8L * i, 8, i)) == Endpoint.BACK_PRESSURED) {
+                        check(ep.flush(next, 20_000_000_000L), "rank " + me + ": flush to rank " + next + " through back-pressure");
+                    }
+                    check(rc == Endpoint.OK, "putNotify outcome " + Endpoint.outcomeName(rc));
+                }
+                check(ep.flush(next, 20_000_000_000L), "rank " + me + ": flush to rank " + next + " in a cycle of flushes ("
+                        + ep.pending(next) + " of " + n + " notified puts not complete)");
+                Notification note = new Notification();
+                boolean[] got = new boolean[n];
+                int seen = 0;
+                for (long spins = 0; seen < n; spins++) {
+                    check(spins < 200_000_000L, "rank " + me + ": notifications " + seen + " of " + n);
+                    if (ep.pollNotification(note)) {
+                        int v = note.value();
+                        check(v >= 0 && v < n && !got[v], "rank " + me + ": notification " + v);
+                        got[v] = true;
+                        check(w.local().get(ValueLayout.JAVA_LONG, 8L * v) == (0x5ca1e000_00000000L | v),
+                                "rank " + me + ": bytes of notified put " + v);
+                        seen++;
+                    }
+                }
+                check(ep.barrier(), "rank " + me + ": barrier after the cycle");
+                return seen;
             }
         }
     }

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.ArrayList;
@@ -52,6 +53,21 @@ class WindowTest {
         List<Object> results = LocalRanks.run(ranks, 60_000, w -> WindowSuite.runAll(w, Devices.byName(dev), level, threads));
         for (int r = 0; r < ranks; r++) {
             assertEquals(SCENARIOS, results.get(r), "rank " + r);
+        }
+    }
+
+    /**
+     * Three ranks, each flushing its notified puts to the next while its own receives fill with
+     * the puts of the one before ({@link WindowSuite#flushesInACycleOfRanksDoNotWaitForEachOther}).
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource({"sim:mlx5, mpi-everywhere", "sim:mlx5, static", "sim:efa, mpi-everywhere"})
+    @Timeout(120)
+    void flushesInACycleOfRanksDoNotWaitForEachOther(String dev, String level) throws Exception {
+        List<Object> results = LocalRanks.run(3, 60_000,
+                w -> WindowSuite.flushesInACycleOfRanksDoNotWaitForEachOther(w, Devices.byName(dev), level));
+        for (int r = 0; r < 3; r++) {
+            assertEquals(2 * WindowSuite.OPTS.recvDepth() + 3, results.get(r), "rank " + r);
         }
     }
 
