@@ -999,7 +999,7 @@ public final class RankEndpoint implements AutoCloseable {
     }
 
     /**
-     * One turn of a wait for endpoint {@code e}: progress it, then this thread's other endpoints.
+     * One turn of a wait for endpoint {@code e}: progress it, and at times this thread's other endpoints.
      * Their receives (peers' notified puts) are given back only when they are progressed, so a
      * thread that progressed only the endpoint it waits for could close a cycle of waits: three
      * ranks, each waiting for its notified puts to the next while the next waits on its endpoint to
@@ -1009,15 +1009,10 @@ public final class RankEndpoint implements AutoCloseable {
      * longer at two ranks), and a long one still gives their receives back within microseconds.
      */
     private void waitOn(Endpoint e) {
-        e.progressKeepingReceives();
         if ((++waitTurns & (OTHERS_EVERY - 1)) != 0) {
-            return;
-        }
-        Endpoint[] d = distinct;
-        for (int i = 0; i < d.length; i++) {
-            if (d[i] != e) {
-                d[i].progressKeepingReceives();
-            }
+            e.progressKeepingReceives();
+        } else {
+            progressAll();
         }
     }
 

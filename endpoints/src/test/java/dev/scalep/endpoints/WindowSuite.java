@@ -428,20 +428,13 @@ final class WindowSuite {
                         + ep.pending(next) + " of " + n + " notified puts not complete)");
                 Notification note = new Notification();
                 boolean[] got = new boolean[n];
-                int seen = 0;
-                for (long spins = 0; seen < n; spins++) {
-                    check(spins < 200_000_000L, "rank " + me + ": notifications " + seen + " of " + n);
-                    if (ep.pollNotification(note)) {
-                        int v = note.value();
-                        check(v >= 0 && v < n && !got[v], "rank " + me + ": notification " + v);
-                        got[v] = true;
-                        check(w.local().get(ValueLayout.JAVA_LONG, 8L * v) == (0x5ca1e000_00000000L | v),
-                                "rank " + me + ": bytes of notified put " + v);
-                        seen++;
-                    }
+                AtomicInteger seen = new AtomicInteger();
+                for (long spins = 0; seen.get() < n; spins++) {
+                    check(spins < 200_000_000L, "rank " + me + ": notifications " + seen.get() + " of " + n);
+                    drainNotes(ep, note, w, got, seen);
                 }
                 check(ep.barrier(), "rank " + me + ": barrier after the cycle");
-                return seen;
+                return seen.get();
             }
         }
     }
