@@ -10,14 +10,15 @@ package dev.scalep.bench;
  * Mmsg/s), as a core's other hardware thread hardly slows one that waits on its own latencies;
  * the work is therefore what the data path does: loads and stores over a {@value #TABLE_BYTES}-byte
  * table (the L1 data cache's size) at data-dependent places, with a data-dependent branch, about
- * a millisecond of it, its result kept so that the JIT cannot drop it.
+ * a millisecond of it, its result kept so that the JIT cannot drop it. Each sender thread has its
+ * own instance (and table) and runs it outside the timed span: the sweep's threads meet at a
+ * barrier after their controls and before their sends, and again after their sends.
  */
 final class ControlLoop {
     static final int STEPS = 1 << 19;
     static final int TABLE_BYTES = 32 * 1024;
     private static final int MASK = TABLE_BYTES / Integer.BYTES - 1;
-    private static final int[] TABLE = new int[MASK + 1];
-    private static int sink;
+    private static final int[] SEED_TABLE = new int[MASK + 1];
 
     static {
         int x = 0x9E3779B9;
@@ -25,24 +26,28 @@ final class ControlLoop {
             x ^= x << 13;
             x ^= x >>> 17;
             x ^= x << 5;
-            TABLE[i] = x;
+            SEED_TABLE[i] = x;
         }
     }
 
-    private ControlLoop() {
-    }
+    /**
+     * This thread's table: the walk writes into it, and a table shared by the sender threads moved
+     * its lines between their cores at every write, so the control measured that traffic as well as
+     * the core.
+     */
+    private final int[] table = SEED_TABLE.clone();
+    private int sink;
 
-    /** Nanoseconds the calling thread took for the work, now. */
-    static long nanos() {
+    /** Nanoseconds the calling thread took for the work, now. One instance per thread. */
+    long nanos() {
         long t0 = System.nanoTime();
-        int x = walk(sink);
+        int x = walk(table, sink);
         long t = System.nanoTime() - t0;
         sink ^= x;
         return t;
     }
 
-    private static int walk(int seed) {
-        int[] t = TABLE;
+    private static int walk(int[] t, int seed) {
         int j = seed & MASK;
         int acc = 0;
         for (int i = 0; i < STEPS; i++) {

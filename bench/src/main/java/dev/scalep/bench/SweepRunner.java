@@ -24,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 
 /**
@@ -252,9 +253,16 @@ public final class SweepRunner {
         long[][] control = new long[maxRounds][p.threads()];
         CyclicBarrier start = new CyclicBarrier(p.threads() + 1);
         CyclicBarrier end = new CyclicBarrier(p.threads() + 1);
+        // Around a timed round the sender threads also meet among themselves: after every thread's
+        // control and before any sends (go), and after every thread's sends and before any control
+        // (done). Without them a thread that started or finished early ran its control while the
+        // others sent: inside the timed span, on their cores once threads outnumber cores (at 16
+        // threads on 2 cores the control walks took most of the span).
+        CyclicBarrier go = new CyclicBarrier(p.threads());
+        CyclicBarrier done = new CyclicBarrier(p.threads());
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Receivers receivers = w.op() == Workload.Op.SEND && receiver != null
-                ? Receivers.start(receiver, p.threads(), failure, start, end) : null;
+                ? Receivers.start(receiver, p.threads(), failure, start, end, go, done) : null;
         List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < p.threads(); t++) {
             int idx = t;
@@ -264,24 +272,30 @@ public final class SweepRunner {
                     ep = sender.acquire();
                     eps[idx] = ep;
                     Completion c = new Completion();
+                    ControlLoop probe = new ControlLoop();
                     for (int r = 0;; r++) {
                         start.await();
                         long n = plan[r];
                         if (n == 0) {
                             break;
                         }
-                        boolean ctl = timed[r];
-                        long before = ctl ? ControlLoop.nanos() : 0; // the machine's speed around the round
-                        begin[r][idx] = System.nanoTime();
-                        sendAll(ep, c, n, idx, w);
-                        finish[r][idx] = System.nanoTime();
-                        control[r][idx] = ctl ? (before + ControlLoop.nanos()) / 2 : 0;
+                        Endpoint e = ep;
+                        Runnable sends = () -> sendAll(e, c, n, idx, w);
+                        if (timed[r]) { // the machine's speed around the round
+                            control[r][idx] = controlledRound(probe::nanos, go, done, begin[r], finish[r], idx, sends);
+                        } else {
+                            begin[r][idx] = System.nanoTime();
+                            sends.run();
+                            finish[r][idx] = System.nanoTime();
+                        }
                         end.await();
                     }
                 } catch (Throwable e) {
                     failure.compareAndSet(null, e);
                     start.reset();
                     end.reset();
+                    go.reset();
+                    done.reset();
                 } finally {
                     if (ep != null) {
                         try {
@@ -360,6 +374,23 @@ public final class SweepRunner {
     }
 
     /** One thread's loop: post n messages, poll when the queue is full, then wait for every completion. */
+    /**
+     * One sender thread's part of a timed round: the control before, then (once every thread's
+     * control is done: {@code go}) its sends, stamped into {@code begin[idx]} and {@code finish[idx]},
+     * then (once every thread's sends are done: {@code done}) the control after; returns the mean of
+     * the two controls. No control runs inside the span from the first begin to the last finish.
+     */
+    static long controlledRound(LongSupplier control, CyclicBarrier go, CyclicBarrier done, long[] begin, long[] finish,
+                                int idx, Runnable sends) throws InterruptedException, BrokenBarrierException {
+        long before = control.getAsLong();
+        go.await();
+        begin[idx] = System.nanoTime();
+        sends.run();
+        finish[idx] = System.nanoTime();
+        done.await();
+        return (before + control.getAsLong()) / 2;
+    }
+
     static void sendAll(Endpoint ep, Completion c, long n, int thread, Workload w) {
         int size = w.size();
         int offset = (thread & 7) * size; // distinct bytes per thread within the endpoint's own buffer
