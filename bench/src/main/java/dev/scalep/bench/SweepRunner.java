@@ -373,7 +373,6 @@ public final class SweepRunner {
         return out;
     }
 
-    /** One thread's loop: post n messages, poll when the queue is full, then wait for every completion. */
     /**
      * One sender thread's part of a timed round: the control before, then (once every thread's
      * control is done: {@code go}) its sends, stamped into {@code begin[idx]} and {@code finish[idx]},
@@ -391,6 +390,7 @@ public final class SweepRunner {
         return (before + control.getAsLong()) / 2;
     }
 
+    /** One thread's loop: post n messages, poll when the queue is full, then wait for every completion. */
     static void sendAll(Endpoint ep, Completion c, long n, int thread, Workload w) {
         int size = w.size();
         int offset = (thread & 7) * size; // distinct bytes per thread within the endpoint's own buffer
