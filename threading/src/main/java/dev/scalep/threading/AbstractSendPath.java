@@ -64,6 +64,12 @@ abstract sealed class AbstractSendPath implements SendPath
 
     /** As above with a list of {@code listCapacity} records when that is positive (a pool of WRs). */
     AbstractSendPath(QueuePair qp, int maxBatch, int listCapacity, int owners, int peers, PostFailureHandler onFailure) {
+        this(qp, maxBatch, listCapacity, owners, peers, onFailure, 0);
+    }
+
+    /** As above with {@code slotLists} slot lists in the credits ({@link SendCredits#sequenceSlot}). */
+    AbstractSendPath(QueuePair qp, int maxBatch, int listCapacity, int owners, int peers, PostFailureHandler onFailure,
+                     int slotLists) {
         this.qp = qp;
         this.depth = qp.attributes().maxSendWr();
         if (maxBatch < 1) {
@@ -74,7 +80,7 @@ abstract sealed class AbstractSendPath implements SendPath
             throw new IllegalArgumentException("owners must be in 1.." + WrIds.MAX_OWNERS + ": " + owners);
         }
         this.owners = owners;
-        this.credits = new SendCredits(depth, owners, qp.pd().context().capabilities().inOrder());
+        this.credits = new SendCredits(depth, owners, qp.pd().context().capabilities().inOrder(), slotLists);
         this.maxSge = Math.max(1, Math.min(2, qp.attributes().maxSendSge()));
         int records = listCapacity > 0 ? listCapacity : this.maxBatch;
         this.list = new SendWorkRequests(records, maxSge);
@@ -344,6 +350,22 @@ abstract sealed class AbstractSendPath implements SendPath
         recFlags[rec] = flags;
     }
 
+    /**
+     * Post records {@code [0, n)} of slot list {@code slot} with one doorbell: a run whose caller ids
+     * are {@code firstId} and the ones after it, sequenced ({@link SendCredits#sequenceSlot}) with its
+     * credits taken. Returns the provider's result, a refusal settled as {@link #postList} settles one.
+     */
+    protected final int postSlot(SendWorkRequests slot, int n, long firstId) {
+        int rc = qp.postSend(slot.prefix(n));
+        if (Counters.ENABLED) {
+            counters.doorbell(n);
+        }
+        if (rc != 0) {
+            settle(rc, slot, 0, n, true, firstId);
+        }
+        return rc;
+    }
+
     /** Post the {@link #pending} records with one doorbell; returns the provider's result ({@link #settle}). */
     protected final int postList() {
         int n = pending();
@@ -367,14 +389,23 @@ abstract sealed class AbstractSendPath implements SendPath
      * its owner and reported to the failure handler.
      */
     protected final void settle(int rc, int from, int n) {
-        int bad = list.badIndex() - from;
+        settle(rc, list, from, n, false, 0);
+    }
+
+    /**
+     * {@link #settle} of a post of records {@code [from, from + n)} of {@code posted}: the caller's
+     * ids from the sequence table, or with {@code run} {@code firstId} and the ones after it (a run
+     * posted from a slot list, whose ids the table does not hold).
+     */
+    private void settle(int rc, SendWorkRequests posted, int from, int n, boolean run, long firstId) {
+        int bad = posted.badIndex() - from;
         if (bad < 0 || bad > n) {
             bad = 0;
         }
         SendCredits c = credits;
         long firstSeq = c.nextSequence() - n;
         for (int i = bad; i < n; i++) {
-            long id = c.rewrite() ? c.userId(firstSeq + i) : list.wrId(from + i);
+            long id = run ? firstId + i : c.rewrite() ? c.userId(firstSeq + i) : posted.wrId(from + i);
             c.reject(id, rc);
             onFailure.rejected(id, rc);
         }
@@ -393,6 +424,11 @@ abstract sealed class AbstractSendPath implements SendPath
     @Override
     public final long idOf(long completedWrId) {
         return credits.idOf(completedWrId);
+    }
+
+    @Override
+    public final long stable(long completedWrId) {
+        return credits.stable(completedWrId);
     }
 
     /**

@@ -255,7 +255,7 @@ public final class CompletionRouter implements AutoCloseable {
                 }
                 h.c.set(user, status, opcode, len, imm, qpn, flags);
                 h.path = retireVia;
-                h.providerWrId = providerWrId;
+                h.providerWrId = retireVia != null ? retireVia.stable(providerWrId) : providerWrId;
                 waiting.offer(h);
                 held++;
                 if (retireVia != null) {

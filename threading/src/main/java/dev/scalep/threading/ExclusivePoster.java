@@ -52,12 +52,78 @@ public final class ExclusivePoster extends AbstractSendPath {
     private int heldFlags;
     private int heldFirst;
     private int heldEvery;
+    /**
+     * Slot lists (null when the QP has none, {@link #slotLists}): native lists of their own whose
+     * records carry their wr_ids for good ({@link SendCredits#slotWrId}), taken in turn by {@link
+     * #postRun}, so that a run writes no id: the credits remember the run's first sequence and id
+     * per slot instead. The slot template is the last run written into a slot (its operation,
+     * addresses, keys, flags and length) with its generation; per slot, the generation of the
+     * template its records {@code [0, sN)} hold (older: written whole before use), and the record
+     * that carries {@link SendFlags#SIGNALED} first and the step to the next ones. A run that
+     * repeats what its slot holds writes nothing at all.
+     */
+    private final SendWorkRequests[] slots;
+    private int nextSlot;
+    private Opcode sOp;
+    private long sLaddr;
+    private int sLength;
+    private int sLkey;
+    private long sRaddr;
+    private int sRkey;
+    private int sFlags;
+    private int sN;
+    private long sGen = 1;
+    private final long[] slotGen;
+    private final int[] slotSigFirst;
+    private final int[] slotSigEvery;
 
     public ExclusivePoster(QueuePair qp, int maxBatch, int owners, int peers, PostFailureHandler onFailure) {
-        super(qp, maxBatch, owners, peers, onFailure);
+        super(qp, maxBatch, 0, owners, peers, onFailure, slotLists(qp, maxBatch, owners));
         this.stagedIds = new long[maxBatch()];
         this.recGen = new long[maxBatch()];
+        int k = slotLists(qp, maxBatch, owners);
+        this.slots = k == 0 ? null : new SendWorkRequests[k];
+        for (int j = 0; j < k; j++) {
+            SendWorkRequests w = new SendWorkRequests(maxBatch(), maxSge());
+            w.fill(maxBatch());
+            for (int r = 0; r < maxBatch(); r++) {
+                w.wrId(r, SendCredits.slotWrId(j, r));
+            }
+            slots[j] = w;
+        }
+        this.slotGen = new long[k];
+        this.slotSigFirst = new int[k];
+        this.slotSigEvery = new int[k];
     }
+
+    /**
+     * How many slot lists a path of this QP gets: enough that a slot's last run has retired when its
+     * turn comes again on a full queue ({@code depth / maxBatch + 1}), when ids are rewritten (an
+     * in-order device), the QP is connected, one owner's requests go through it and runs can be
+     * longer than one; at most {@link #MAX_SLOT_LISTS}, else none.
+     */
+    static int slotLists(QueuePair qp, int maxBatch, int owners) {
+        int depth = qp.attributes().maxSendWr();
+        int b = Math.min(maxBatch, depth);
+        if (owners != 1 || b < 2 || qp.type().connectionless() || !qp.pd().context().capabilities().inOrder()) {
+            return 0;
+        }
+        int k = depth / b + 1;
+        return k <= MAX_SLOT_LISTS ? k : 0;
+    }
+
+    /** How many slot lists this path has (0: none; {@link #slotLists}). */
+    int slotListCount() {
+        return slots == null ? 0 : slots.length;
+    }
+
+    /** Slot list {@code j}'s records (tests read what a run wrote). */
+    SendWorkRequests slotList(int j) {
+        return slots[j];
+    }
+
+    /** The most slot lists a path keeps (each holds {@link #maxBatch()} native records). */
+    static final int MAX_SLOT_LISTS = 16;
 
     @Override
     protected int postAdmitted(SendBatch b, int n) {
@@ -161,6 +227,16 @@ public final class ExclusivePoster extends AbstractSendPath {
         if (!credits.tryTake(n)) {
             return EAGAIN;
         }
+        SendWorkRequests[] sl = slots;
+        if (sl != null && firstSignal >= 0 && every > 0 && every <= MAX_EVERY) {
+            int j = nextSlot;
+            if (credits.slotFree(j)) {
+                nextSlot = j + 1 == sl.length ? 0 : j + 1;
+                credits.sequenceSlot(j, firstId, n);
+                writeSlot(j, n, op, flags, firstSignal, every, laddr, length, lkey, raddr, rkey);
+                return postSlot(sl[j], n, firstId);
+            }
+        }
         long seq = credits.sequenceRun(firstId, n);
         writeRun(0, n, op, flags, firstSignal, every, laddr, length, lkey, raddr, rkey, peer);
         list.wrIds(0, n, seq >= 0 ? seq : firstId); // each record's sequence, or the caller's id
@@ -198,6 +274,53 @@ public final class ExclusivePoster extends AbstractSendPath {
             heldFirst = firstSignal;
             heldEvery = every;
         }
+    }
+
+    /**
+     * Write a run into slot list {@code j}'s records {@code [0, n)}, all but their ids: nothing when
+     * they hold it already, only the flags that move when only its signals differ, else every field.
+     */
+    private void writeSlot(int j, int n, Opcode op, int flags, int firstSignal, int every, long laddr, int length,
+                           int lkey, long raddr, int rkey) {
+        if (op != sOp || laddr != sLaddr || length != sLength || lkey != sLkey || raddr != sRaddr || rkey != sRkey
+                || flags != sFlags || n != sN) {
+            sOp = op;
+            sLaddr = laddr;
+            sLength = length;
+            sLkey = lkey;
+            sRaddr = raddr;
+            sRkey = rkey;
+            sFlags = flags;
+            sN = n;
+            sGen++; // no slot holds the new template yet
+        }
+        SendWorkRequests w = slots[j];
+        if (slotGen[j] != sGen) {
+            int signal = firstSignal;
+            for (int rec = 0; rec < n; rec++) {
+                int f = flags;
+                if (rec == signal) {
+                    f |= SendFlags.SIGNALED;
+                    signal += every;
+                }
+                w.opcode(rec, op).flags(rec, f);
+                w.sges(rec, 0, 0, laddr, length, lkey);
+                w.rdma(rec, raddr, rkey);
+                w.imm(rec, 0);
+            }
+            slotGen[j] = sGen;
+        } else if (slotSigFirst[j] != firstSignal || slotSigEvery[j] != every) {
+            for (int rec = slotSigFirst[j]; rec < n; rec += slotSigEvery[j]) {
+                w.flags(rec, flags);
+            }
+            for (int rec = firstSignal; rec < n; rec += every) {
+                w.flags(rec, flags | SendFlags.SIGNALED);
+            }
+        } else {
+            return;
+        }
+        slotSigFirst[j] = firstSignal;
+        slotSigEvery[j] = every;
     }
 
     /** Move the signals of the held run of {@code n} records to {@code firstSignal} and every {@code every}-th after it. */
@@ -335,5 +458,15 @@ public final class ExclusivePoster extends AbstractSendPath {
         }
         stagedHeaders = 0;
         return postList();
+    }
+
+    @Override
+    public void close() {
+        super.close();
+        if (slots != null) {
+            for (SendWorkRequests w : slots) {
+                w.close();
+            }
+        }
     }
 }

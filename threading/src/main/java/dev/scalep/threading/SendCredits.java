@@ -22,6 +22,13 @@ import java.lang.invoke.VarHandle;
  */
 public final class SendCredits {
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+    /**
+     * Marks a provider wr_id that names a record of a slot list ({@link #slotWrId}) rather than a
+     * sequence: bit 62, which no sequence reaches and no receive id carries alone.
+     */
+    public static final long SLOT_TAG = 1L << 62;
+    /** The most slot lists one QP may have (the slot's index takes the wr_id's bits 32..61). */
+    public static final int MAX_SLOTS = 1 << 16;
 
     private final boolean rewrite;
     private final PaddedAtomicLong credits;
@@ -42,12 +49,35 @@ public final class SendCredits {
     private final PaddedAtomicLong sqSeq = new PaddedAtomicLong();
     /** First sequence not yet retired; written only by the poll-role holder (padded likewise). */
     private final PaddedAtomicLong retiredSeq = new PaddedAtomicLong();
+    /**
+     * Slot lists ({@link #sequenceSlot}): per slot, the first sequence and the caller's first id of
+     * the run its records carried last (written by the poster with release, read by the poll-role
+     * holder with acquire), and the sequence after that run (the poster's own).
+     */
+    private final long[] slotBase;
+    private final long[] slotFirst;
+    private final long[] slotEnd;
 
     /**
      * {@code depth} credits; retirements counted for owners {@code 0..owners-1} ({@link WrIds#owner});
      * {@code rewrite} when the device completes in order.
      */
     public SendCredits(int depth, int owners, boolean rewrite) {
+        this(depth, owners, rewrite, 0);
+    }
+
+    /**
+     * As above, with {@code slots} slot lists ({@link #sequenceSlot}; 0 for none), which need ids
+     * rewritten and one owner.
+     */
+    public SendCredits(int depth, int owners, boolean rewrite, int slots) {
+        if (slots < 0 || slots > MAX_SLOTS || (slots > 0 && (!rewrite || owners != 1))) {
+            throw new IllegalArgumentException("slot lists need in-order ids and one owner, at most " + MAX_SLOTS
+                    + ": " + slots + " slots, " + owners + " owners, rewrite " + rewrite);
+        }
+        this.slotBase = new long[slots];
+        this.slotFirst = new long[slots];
+        this.slotEnd = new long[slots];
         this.rewrite = rewrite;
         this.credits = new PaddedAtomicLong(depth);
         this.retiredBy = new PaddedAtomicLong[owners];
@@ -189,6 +219,51 @@ public final class SendCredits {
         return first;
     }
 
+    /** The provider wr_id record {@code rec} of slot list {@code slot} carries for good. */
+    public static long slotWrId(int slot, int rec) {
+        return SLOT_TAG | ((long) slot << 32) | rec;
+    }
+
+    /**
+     * Whether slot list {@code slot} may carry a new run: every request of the run it carried last
+     * has been retired (acquire read of the retired sequence). Poster only.
+     */
+    public boolean slotFree(int slot) {
+        return retiredSeq.lvVal() >= slotEnd[slot];
+    }
+
+    /**
+     * {@link #sequenceRun} for a run of {@code n} requests posted from the records of slot list
+     * {@code slot} (free: {@link #slotFree}), whose wr_ids are {@link #slotWrId} for good: instead of
+     * a table entry per request the slot remembers the run's first sequence and first id, and a
+     * completion's wr_id finds them ({@link #idOf}, {@link #retire}, {@link #stable}). Returns the
+     * first sequence. Poster only.
+     */
+    public long sequenceSlot(int slot, long firstId, int n) {
+        long first = sqSeq.lpVal();
+        slotBase[slot] = first;
+        slotFirst[slot] = firstId;
+        slotEnd[slot] = first + n;
+        sqSeq.spVal(first + n);
+        VarHandle.releaseFence(); // pairs with the acquire reads in idOf, stable and retire
+        return first;
+    }
+
+    /**
+     * The completed request's sequence for a provider wr_id that may name a slot record: read it
+     * before the completion is retired (a retired slot carries the next run). Other ids unchanged.
+     */
+    public long stable(long completedWrId) {
+        if (rewrite && (completedWrId & SLOT_TAG) != 0) {
+            return (long) LONGS.getAcquire(slotBase, slotOf(completedWrId)) + (int) completedWrId;
+        }
+        return completedWrId;
+    }
+
+    private static int slotOf(long slotWrId) {
+        return (int) ((slotWrId & ~SLOT_TAG) >>> 32);
+    }
+
     /** Take back the last {@code n} sequences handed out (their requests were not posted). Poster only. */
     public void unsequence(long n) {
         if (rewrite) {
@@ -208,7 +283,13 @@ public final class SendCredits {
 
     /** The caller's id for the provider's {@code completedWrId} (a sequence when ids are rewritten). */
     public long idOf(long completedWrId) {
-        return rewrite ? userId(completedWrId) : completedWrId;
+        if (!rewrite) {
+            return completedWrId;
+        }
+        if ((completedWrId & SLOT_TAG) != 0) {
+            return (long) LONGS.getAcquire(slotFirst, slotOf(completedWrId)) + (int) completedWrId;
+        }
+        return userId(completedWrId);
     }
 
     /**
@@ -222,9 +303,17 @@ public final class SendCredits {
             credits.getAndAdd(1);
             return completedWrId;
         }
-        long s = completedWrId;
+        long s;
+        long mine;
+        if ((completedWrId & SLOT_TAG) != 0) {
+            int slot = slotOf(completedWrId);
+            s = (long) LONGS.getAcquire(slotBase, slot) + (int) completedWrId;
+            mine = (long) LONGS.getAcquire(slotFirst, slot) + (int) completedWrId;
+        } else {
+            s = completedWrId;
+            mine = (long) LONGS.getAcquire(userIds, (int) (s & mask));
+        }
         long r = retiredSeq.lpVal();
-        long mine = (long) LONGS.getAcquire(userIds, (int) (s & mask));
         if (s < r) {
             return mine; // already retired by a later completion; no credit twice
         }
@@ -232,7 +321,7 @@ public final class SendCredits {
             // One owner (a QP whose CQ serves one thread): the whole run is owner 0's, counted
             // with one store and no table scan per request.
             countRetired(0, s + 1 - r);
-            retiredSeq.spVal(s + 1);
+            retiredSeq.soVal(s + 1); // ordered after the slot reads above (slotFree)
             credits.getAndAdd(s + 1 - r);
             return mine;
         }
@@ -247,7 +336,7 @@ public final class SendCredits {
             }
             countRetired(owner, run);
         }
-        retiredSeq.spVal(s + 1);
+        retiredSeq.soVal(s + 1);
         // Release the slots last: a credit lets a poster overwrite the table entries read above.
         credits.getAndAdd(s + 1 - r);
         return mine;

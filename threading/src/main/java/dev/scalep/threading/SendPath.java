@@ -66,6 +66,14 @@ public sealed interface SendPath extends AutoCloseable permits AbstractSendPath 
      */
     long idOf(long completedWrId);
 
+    /**
+     * The provider's {@code completedWrId} in a form {@link #retire} still accepts later, after other
+     * completions of the queue were retired (a completion held back): a slot record's wr_id
+     * ({@link SendCredits#slotWrId}) becomes its request's sequence; other ids are returned as they are.
+     * Call it before the completion is retired. One thread at a time, as {@link #retire}.
+     */
+    long stable(long completedWrId);
+
     /** Requests of {@code owner} ({@link WrIds#owner}) retired so far (acquire read; any thread). */
     long retired(int owner);
 

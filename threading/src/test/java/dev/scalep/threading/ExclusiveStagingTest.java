@@ -20,11 +20,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -295,6 +298,112 @@ class ExclusiveStagingTest {
                 landedAndRetired(p, w, wc, next);
             }
             assertTrue(refused >= 3, "runs refused for credits: " + refused); // runs 4, 8 and 12 at least
+            p.close();
+        }
+    }
+
+    /**
+     * Runs posted from slot lists, mostly one run again and again with its signal in one of two
+     * places, sometimes other addresses, another operation, other flags or another signal pattern:
+     * after each post the slot's records read as if written whole. A slot that kept an old signal,
+     * or took the repeat's shortcut while it held an older run, fails it.
+     */
+    @Test
+    void slotListRecordsReadAsWrittenWhole() {
+        try (Wired w = new Wired(0x4444_0000_0000L)) {
+            ExclusivePoster p = new ExclusivePoster(w.qa, 4, 1, 0, null);
+            int k = p.slotListCount();
+            assertTrue(k > 1);
+            Random rnd = new Random(3);
+            MemoryRegion mra = w.mra;
+            MemoryRegion mrb = w.mrb;
+            try (WorkCompletions wc = new WorkCompletions(16)) {
+                for (int round = 0; round < 3000; round++) {
+                    boolean usual = rnd.nextInt(5) != 0;
+                    Opcode op = usual || rnd.nextBoolean() ? Opcode.RDMA_WRITE : Opcode.RDMA_READ;
+                    int word = usual ? 0 : rnd.nextInt(4);
+                    long[] f = {0, 0, mra.address() + 8L * word, 8, mra.lkey(), mrb.address() + 8L * (8 + word),
+                        mrb.rkey(), 0, 0, 0};
+                    int n = usual ? 4 : 2 + rnd.nextInt(3);
+                    int base = !usual && rnd.nextBoolean() ? SendFlags.FENCE : 0; // (this QP inlines nothing)
+                    // every run's last request signaled (reaped whole below, so every slot is free again)
+                    int every = usual ? 2 : 1 + rnd.nextInt(n);
+                    int first = (n - 1) - every * (usual ? rnd.nextInt(2) : rnd.nextInt((n - 1) / every + 1));
+                    int slot = round % k;
+                    assertEquals(0, p.postRun(WrIds.send(0, 100L * round), n, op, base, first, every, f[2], (int) f[3],
+                            (int) f[4], f[5], (int) f[6], 0), "round " + round + " " + op + " n " + n + " base " + base
+                            + " first " + first + " every " + every);
+                    for (int i = 0; i < n; i++) {
+                        boolean sig = i >= first && (i - first) % every == 0;
+                        assertReadsAsWhole(p.slotList(slot), i, op, base | (sig ? SendFlags.SIGNALED : 0), f,
+                                "round " + round + " slot " + slot + " record " + i + " " + op + " (first " + first
+                                        + ", every " + every + ")");
+                        assertEquals(SendCredits.slotWrId(slot, i), p.slotList(slot).wrId(i));
+                    }
+                    for (int spins = 0; p.freeSlots() < p.depth() && spins < 1_000_000; spins++) {
+                        int got = w.cq.poll(wc);
+                        for (int j = 0; j < got; j++) {
+                            assertEquals(WcStatus.SUCCESS, wc.status(j), "round " + round);
+                            p.retire(wc.wrId(j));
+                        }
+                    }
+                    assertEquals(p.depth(), p.freeSlots(), "round " + round);
+                }
+            }
+            p.close();
+        }
+    }
+
+    /**
+     * A run posted from a slot list (its completion's wr_id names the slot's record, not a
+     * sequence) retires with its own id; one the provider refuses (the QP in error) is reported
+     * request by request with the caller's ids, which the sequence table does not hold for a slot
+     * list's run, and gives every credit back.
+     */
+    @Test
+    void aSlotListRunRetiresWithItsIdsAndARefusedOneReportsThem() {
+        try (Wired w = new Wired(0x3333_0000_0000L)) {
+            List<Long> refused = new ArrayList<>();
+            List<Integer> errnos = new ArrayList<>();
+            ExclusivePoster p = new ExclusivePoster(w.qa, 4, 1, 0, (id, errno) -> {
+                refused.add(WrIds.user(id));
+                errnos.add(errno);
+            });
+            assertEquals(16 / 4 + 1, p.slotListCount());
+            MemoryRegion mra = w.mra;
+            MemoryRegion mrb = w.mrb;
+            try (WorkCompletions wc = new WorkCompletions(16)) {
+                for (int run = 0; run < 12; run++) { // around the slots more than twice
+                    int rc;
+                    while ((rc = p.postRun(WrIds.send(0, 10L * run), 4, Opcode.RDMA_WRITE, 0, 3, 4, mra.address(), 8,
+                            mra.lkey(), mrb.address(), mrb.rkey(), 0)) == SendPath.EAGAIN) {
+                        int n = w.cq.poll(wc);
+                        for (int j = 0; j < n; j++) {
+                            assertEquals(WcStatus.SUCCESS, wc.status(j));
+                            assertTrue((wc.wrId(j) & SendCredits.SLOT_TAG) != 0, "a slot record's wr_id: " + wc.wrId(j));
+                            long id = WrIds.user(p.retire(wc.wrId(j)));
+                            assertEquals(3, id % 10, "the last of its run");
+                        }
+                    }
+                    assertEquals(0, rc, "run " + run);
+                }
+                for (int spins = 0; p.retired(0) < 48 && spins < 10_000_000; spins++) {
+                    int n = w.cq.poll(wc);
+                    for (int j = 0; j < n; j++) {
+                        assertEquals(10L * (p.retired(0) / 4) + 3, WrIds.user(p.retire(wc.wrId(j))));
+                    }
+                }
+                assertEquals(48, p.retired(0));
+            }
+            assertEquals(p.depth(), p.freeSlots());
+            w.qa.toError();
+            int rc = p.postRun(WrIds.send(0, 700), 4, Opcode.RDMA_WRITE, 0, 3, 4, mra.address(), 8, mra.lkey(),
+                    mrb.address(), mrb.rkey(), 0);
+            assertNotEquals(0, rc);
+            assertEquals(List.of(700L, 701L, 702L, 703L), refused);
+            assertEquals(List.of(rc, rc, rc, rc), errnos);
+            assertEquals(4, p.rejected(0));
+            assertEquals(p.depth(), p.freeSlots());
             p.close();
         }
     }

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -99,5 +100,66 @@ class SendCreditsTest {
             assertEquals(firstId + n - 1, c.retire(first + n - 1));
             assertEquals(depth, c.free());
         }
+    }
+
+    /**
+     * Runs through slot lists mixed with runs through the table, as a per-thread QP's path posts
+     * them: a completion's slot wr_id retires with its run's id and every earlier request, a slot is
+     * free again only once its run retired, and a completion held back (turned {@link
+     * SendCredits#stable} before a later one retired it) retires later without a second credit.
+     */
+    @Test
+    void slotRunsRetireWithTheirIdsAndHeldOnesStayExact() {
+        int depth = 16;
+        int slots = 3;
+        SendCredits c = new SendCredits(depth, 1, true, slots);
+        SplittableRandom rnd = new SplittableRandom(5);
+        int slot = 0;
+        long retired = 0;
+        long posted = 0;
+        for (int round = 0; round < 20_000; round++) {
+            int n = 1 + rnd.nextInt(depth / 2);
+            long firstId = rnd.nextLong(1L << 40);
+            assertTrue(c.tryTake(n));
+            long wr;
+            long first;
+            if (c.slotFree(slot) && rnd.nextInt(4) != 0) {
+                first = c.sequenceSlot(slot, firstId, n);
+                wr = SendCredits.slotWrId(slot, n - 1);
+                assertEquals(firstId + n - 1, c.idOf(wr), "round " + round);
+                int taken = slot;
+                slot = (slot + 1) % slots;
+                assertFalse(c.slotFree(taken), "round " + round + ": a slot whose run is out is not free");
+            } else {
+                first = c.sequenceRun(firstId, n);
+                wr = first + n - 1;
+            }
+            posted += n;
+            if (rnd.nextInt(3) == 0) {
+                // held back: a second run is posted and retired first; the held one retires after it
+                long held = c.stable(wr);
+                assertEquals(first + n - 1, held, "round " + round + ": the held completion's sequence");
+                int m = 1 + rnd.nextInt(depth - n);
+                long secondId = rnd.nextLong(1L << 40);
+                assertTrue(c.tryTake(m));
+                long second = c.sequenceRun(secondId, m);
+                posted += m;
+                assertEquals(secondId + m - 1, c.retire(second + m - 1));
+                c.retire(held);
+            } else {
+                assertEquals(firstId + n - 1, c.retire(wr), "round " + round);
+            }
+            retired = c.retired(0);
+            assertEquals(posted, retired, "round " + round + ": every request retired once");
+            assertEquals(depth, c.free(), "round " + round + ": every credit back, none twice");
+        }
+        assertTrue(c.slotFree(0) && c.slotFree(1) && c.slotFree(2));
+    }
+
+    @Test
+    void slotListsNeedRewrittenIdsAndOneOwner() {
+        assertThrows(IllegalArgumentException.class, () -> new SendCredits(16, 2, true, 3));
+        assertThrows(IllegalArgumentException.class, () -> new SendCredits(16, 1, false, 3));
+        assertThrows(IllegalArgumentException.class, () -> new SendCredits(16, 1, true, SendCredits.MAX_SLOTS + 1));
     }
 }
