@@ -278,46 +278,64 @@ public final class ExclusivePoster extends AbstractSendPath {
 
     /**
      * Write a run into slot list {@code j}'s records {@code [0, n)}, all but their ids: nothing when
-     * they hold it already, only the flags that move when only its signals differ, else every field.
+     * they hold it already (the common case, small enough to inline into {@link #postRun}), only the
+     * flags that move when only its signals differ, else every field.
      */
     private void writeSlot(int j, int n, Opcode op, int flags, int firstSignal, int every, long laddr, int length,
                            int lkey, long raddr, int rkey) {
         if (op != sOp || laddr != sLaddr || length != sLength || lkey != sLkey || raddr != sRaddr || rkey != sRkey
                 || flags != sFlags || n != sN) {
-            sOp = op;
-            sLaddr = laddr;
-            sLength = length;
-            sLkey = lkey;
-            sRaddr = raddr;
-            sRkey = rkey;
-            sFlags = flags;
-            sN = n;
-            sGen++; // no slot holds the new template yet
+            newSlotTemplate(n, op, flags, laddr, length, lkey, raddr, rkey);
         }
-        SendWorkRequests w = slots[j];
         if (slotGen[j] != sGen) {
-            int signal = firstSignal;
-            for (int rec = 0; rec < n; rec++) {
-                int f = flags;
-                if (rec == signal) {
-                    f |= SendFlags.SIGNALED;
-                    signal += every;
-                }
-                w.opcode(rec, op).flags(rec, f);
-                w.sges(rec, 0, 0, laddr, length, lkey);
-                w.rdma(rec, raddr, rkey);
-                w.imm(rec, 0);
-            }
-            slotGen[j] = sGen;
+            writeSlotWhole(j, n, op, flags, firstSignal, every, laddr, length, lkey, raddr, rkey);
         } else if (slotSigFirst[j] != firstSignal || slotSigEvery[j] != every) {
-            for (int rec = slotSigFirst[j]; rec < n; rec += slotSigEvery[j]) {
-                w.flags(rec, flags);
+            moveSlotSignals(j, n, flags, firstSignal, every);
+        }
+    }
+
+    /** The slot template becomes this run, of a new generation that no slot holds yet. */
+    private void newSlotTemplate(int n, Opcode op, int flags, long laddr, int length, int lkey, long raddr, int rkey) {
+        sOp = op;
+        sLaddr = laddr;
+        sLength = length;
+        sLkey = lkey;
+        sRaddr = raddr;
+        sRkey = rkey;
+        sFlags = flags;
+        sN = n;
+        sGen++;
+    }
+
+    /** Every field but the id of slot {@code j}'s records {@code [0, n)}, which then hold the template. */
+    private void writeSlotWhole(int j, int n, Opcode op, int flags, int firstSignal, int every, long laddr, int length,
+                                int lkey, long raddr, int rkey) {
+        SendWorkRequests w = slots[j];
+        int signal = firstSignal;
+        for (int rec = 0; rec < n; rec++) {
+            int f = flags;
+            if (rec == signal) {
+                f |= SendFlags.SIGNALED;
+                signal += every;
             }
-            for (int rec = firstSignal; rec < n; rec += every) {
-                w.flags(rec, flags | SendFlags.SIGNALED);
-            }
-        } else {
-            return;
+            w.opcode(rec, op).flags(rec, f);
+            w.sges(rec, 0, 0, laddr, length, lkey);
+            w.rdma(rec, raddr, rkey);
+            w.imm(rec, 0);
+        }
+        slotGen[j] = sGen;
+        slotSigFirst[j] = firstSignal;
+        slotSigEvery[j] = every;
+    }
+
+    /** Move slot {@code j}'s signals (its records hold the template) to {@code firstSignal} and every {@code every}-th after it. */
+    private void moveSlotSignals(int j, int n, int flags, int firstSignal, int every) {
+        SendWorkRequests w = slots[j];
+        for (int rec = slotSigFirst[j]; rec < n; rec += slotSigEvery[j]) {
+            w.flags(rec, flags);
+        }
+        for (int rec = firstSignal; rec < n; rec += every) {
+            w.flags(rec, flags | SendFlags.SIGNALED);
         }
         slotSigFirst[j] = firstSignal;
         slotSigEvery[j] = every;
