@@ -98,9 +98,10 @@ public final class ExclusivePoster extends AbstractSendPath {
 
     /**
      * How many slot lists a path of this QP gets: enough that a slot's last run has retired when its
-     * turn comes again on a full queue ({@code depth / maxBatch + 1}), when ids are rewritten (an
-     * in-order device), the QP is connected, one owner's requests go through it and runs can be
-     * longer than one; at most {@link #MAX_SLOT_LISTS}, else none.
+     * turn comes again on a full queue ({@code depth / maxBatch + 1}), made even so that with a
+     * signal every second postlist (the default) each slot keeps its signals where they are, when
+     * ids are rewritten (an in-order device), the QP is connected, one owner's requests go through
+     * it and runs can be longer than one; at most {@link #MAX_SLOT_LISTS}, else none.
      */
     static int slotLists(QueuePair qp, int maxBatch, int owners) {
         int depth = qp.attributes().maxSendWr();
@@ -108,7 +109,7 @@ public final class ExclusivePoster extends AbstractSendPath {
         if (owners != 1 || b < 2 || qp.type().connectionless() || !qp.pd().context().capabilities().inOrder()) {
             return 0;
         }
-        int k = depth / b + 1;
+        int k = (depth / b + 2) & ~1;
         return k <= MAX_SLOT_LISTS ? k : 0;
     }
 

@@ -369,7 +369,7 @@ class ExclusiveStagingTest {
                 refused.add(WrIds.user(id));
                 errnos.add(errno);
             });
-            assertEquals(16 / 4 + 1, p.slotListCount());
+            assertEquals(6, p.slotListCount()); // 16 / 4 + 1, made even
             MemoryRegion mra = w.mra;
             MemoryRegion mrb = w.mrb;
             try (WorkCompletions wc = new WorkCompletions(16)) {
