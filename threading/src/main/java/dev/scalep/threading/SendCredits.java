@@ -10,13 +10,17 @@ import java.lang.invoke.VarHandle;
  * ({@code rewrite}) each posted request gets the next send-queue sequence number as its provider
  * {@code wr_id} and the caller's id is kept in a table indexed by that sequence, so one signaled
  * completion retires every earlier request, unsignaled ones of other owners included. Out of order
- * (SRD) every request is signaled, retires only itself, and ids pass through unchanged.
+ * (SRD) every request is signaled, retires only itself, and ids pass through unchanged. With slot
+ * lists (one owner, in order) a run may instead go out from records whose wr_ids name a slot and a
+ * record for good ({@link #slotWrId}); the slot then stands for the run's table entries.
  *
- * <p>Thread-safety: {@link #sequence}, {@link #unsequence} and {@link #nextSequence} are for the
- * one thread that holds the right to post (plain sequence counter; table entries are written with
- * release). {@link #retire} is for the poll-role holder, one thread at a time (the hand-off of that
- * role orders successive holders); it reads the table with acquire and gives credits back only after
- * reading the entries they free. {@link #tryTake}, {@link #give}, {@link #reject}, {@link #free},
+ * <p>Thread-safety: {@link #sequence}, {@link #unsequence}, {@link #nextSequence}, {@link
+ * #slotFree} and {@link #sequenceSlot} are for the one thread that holds the right to post (plain
+ * sequence counter; table entries and slots are written with release). {@link #retire} and {@link
+ * #stable} are for the poll-role holder, one thread at a time (the hand-off of that role orders
+ * successive holders); it reads the table and the slots with acquire, publishes the retired
+ * sequence (which frees a slot) with release after them, and gives credits back only after reading
+ * the entries they free. {@link #tryTake}, {@link #give}, {@link #reject}, {@link #free},
  * {@link #retired}, {@link #rejected} and {@link #userId} are safe from any thread. No allocation
  * after construction.
  */
@@ -281,7 +285,10 @@ public final class SendCredits {
         return (long) LONGS.getAcquire(userIds, (int) (seq & mask));
     }
 
-    /** The caller's id for the provider's {@code completedWrId} (a sequence when ids are rewritten). */
+    /**
+     * The caller's id for the provider's {@code completedWrId} (when ids are rewritten a sequence, or
+     * a slot record's wr_id while its slot still carries that run).
+     */
     public long idOf(long completedWrId) {
         if (!rewrite) {
             return completedWrId;
