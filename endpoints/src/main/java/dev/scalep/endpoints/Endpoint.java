@@ -491,8 +491,29 @@ public final class Endpoint implements AutoCloseable {
         if (rc != BACK_PRESSURED) {
             runFirst = -1;
             runSignal(n);
+            if (rc == OK) {
+                openNextRun(d);
+            }
         }
         return afterPost(n, rc);
+    }
+
+    /**
+     * After a full run went out, open an empty one on the same operation and arguments, so that the
+     * next request (the common case: the same call with the next id) continues it with the run's
+     * compares alone, instead of starting one ({@link #startRun}'s checks and stores). Its arguments
+     * are those checked when the posted run started, and the ids it may take stay below the
+     * reserved ones. Anything else that finds it (another request, a flush, a poll, a peer switch)
+     * ends it as any run, with nothing to stage.
+     */
+    private void openNextRun(ExclusivePoster d) {
+        long next = runNext;
+        long room = Math.min(d.maxBatch() - d.staged(), CONTROL_BASE - next);
+        if (room >= 2) {
+            runFirst = next;
+            runEnd = next + room;
+            runOpen = runOp;
+        }
     }
 
     /** Post the full run kept for want of credits: {@link #OK}, {@link #BACK_PRESSURED} (still kept) or the errno. */
@@ -509,6 +530,9 @@ public final class Endpoint implements AutoCloseable {
         long first = runFirst;
         runFirst = -1;
         runOpen = null;
+        if (n == 0) {
+            return; // a run opened after a post ({@link #openNextRun}) that no request continued: nothing to stage
+        }
         d.stageRun(WrIds.send(owner, first), n, runOp, runFlags(), runSignal(n), signalEvery, runLaddr, runLength,
                 lkey, runRaddr, runRkey, runPeer);
     }

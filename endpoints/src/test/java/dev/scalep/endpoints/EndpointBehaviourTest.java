@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.LongStream;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -516,6 +517,94 @@ class EndpointBehaviourTest {
             assertTrue(e.drain(20_000_000_000L), "drain");
             assertEquals(0xccccL, e.readBuffer().get(ValueLayout.JAVA_LONG, 16), "the reads brought the peer's bytes");
             assertEquals(0xddddL, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 32), "the write landed");
+            b.release(peer);
+            a.release(e);
+        }
+    }
+
+    /**
+     * After a full postlist of a run goes out, the next request is taken as the start of a new run
+     * only if it continues it; anything else finds nothing staged and goes out as itself. Postlist
+     * 8, one signaled request in 4: writes 0..7 fill a postlist (posted, nothing staged, so the
+     * endpoint could be released); write 8 has the next id but other offsets (its bytes land at
+     * 16), writes 9..15 continue it; a flush then has nothing to post; a read with the next id
+     * brings the peer's bytes; writes 17..24 with the next ids are a postlist again, and a send
+     * right after it is the only request staged. Each request lands, and only the signaled ones
+     * complete (every request on EFA).
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("runMatrix")
+    @Timeout(60)
+    void whatFollowsAFullPostlistIsStagedAsItselfWhetherOrNotItContinuesTheRun(String devNames, String level)
+            throws Exception {
+        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 16).withBuffers(1024, 64);
+        try (RunPair pair = RunPair.open(devNames, level, opts)) {
+            Device dev = pair.dev();
+            EndpointManager a = pair.a();
+            EndpointManager b = pair.b();
+            Endpoint e = a.acquire();
+            Endpoint peer = b.acquire();
+            e.sendBuffer().set(ValueLayout.JAVA_LONG, 0, 0x1010L);
+            e.sendBuffer().set(ValueLayout.JAVA_LONG, 8, 0x2020L);
+            e.sendBuffer().set(ValueLayout.JAVA_LONG, 40, 0x5050L);
+            peer.sendBuffer().set(ValueLayout.JAVA_LONG, 24, 0x3030L);
+            long wqes = e.qp().counters().wqes();
+            for (int id = 0; id < 8; id++) {
+                assertEquals(Endpoint.OK, e.write(id, 0, 8, 0));
+            }
+            assertEquals(0, e.staged(), "a full postlist went out");
+            assertEquals(8, e.qp().counters().wqes() - wqes);
+            assertEquals(Endpoint.OK, e.write(8, 8, 8, 16), "the next id, other offsets");
+            assertEquals(1, e.staged());
+            for (int id = 9; id < 16; id++) {
+                assertEquals(Endpoint.OK, e.write(id, 8, 8, 16));
+                assertEquals((id + 1) % 8, e.staged(), "staged after write " + id);
+            }
+            assertEquals(16, e.qp().counters().wqes() - wqes);
+            assertEquals(Endpoint.OK, e.flush(), "nothing staged, the last request signaled");
+            assertEquals(16, e.qp().counters().wqes() - wqes, "the flush posted nothing");
+            assertEquals(Endpoint.OK, e.read(16, 24, 8, 24), "the next id, another operation");
+            assertEquals(1, e.staged());
+            assertEquals(Endpoint.OK, e.flush());
+            assertEquals(17, e.qp().counters().wqes() - wqes);
+            for (int id = 17; id < 25; id++) {
+                assertEquals(Endpoint.OK, e.write(id, 40, 8, 40));
+            }
+            assertEquals(0, e.staged(), "a postlist of the next ids went out whole");
+            assertEquals(25, e.qp().counters().wqes() - wqes);
+            assertEquals(Endpoint.OK, e.send(25, 40, 8));
+            assertEquals(1, e.staged(), "the send is the only request staged");
+            assertEquals(Endpoint.OK, e.flush());
+            assertEquals(26, e.qp().counters().wqes() - wqes);
+            List<Long> done = new ArrayList<>();
+            int received = 0;
+            Completion c = new Completion();
+            int expected = dev.capabilities().unsignaled() ? 8 : 26; // 3, 7, 11, 15, the read, 20, 24, the send
+            for (long polls = 0; (done.size() < expected || received < 1) && polls < POLLS; polls++) {
+                while (e.poll(c)) {
+                    assertTrue(c.ok(), () -> "completion " + c);
+                    done.add(c.wrId());
+                }
+                while (peer.poll(c)) {
+                    assertTrue(c.ok() && c.isRecv(), () -> "peer: " + c);
+                    assertEquals(0x5050L, peer.recvSlot((int) c.wrId()).get(ValueLayout.JAVA_LONG, 0), "sent bytes");
+                    assertEquals(0, peer.repost((int) c.wrId()));
+                    received++;
+                }
+            }
+            if (dev.capabilities().unsignaled()) {
+                assertEquals(List.of(3L, 7L, 11L, 15L, 16L, 20L, 24L, 25L), done);
+            } else {
+                done.sort(null);
+                assertEquals(LongStream.range(0, 26).boxed().toList(), done);
+            }
+            assertEquals(1, received, "the send was received");
+            assertTrue(e.drain(20_000_000_000L), "drain");
+            assertEquals(0x1010L, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 0), "writes 0..7 landed");
+            assertEquals(0x2020L, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 16), "writes 8..15 landed at 16");
+            assertEquals(0x3030L, e.readBuffer().get(ValueLayout.JAVA_LONG, 24), "the read brought the peer's bytes");
+            assertEquals(0x5050L, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 40), "writes 17..24 landed at 40");
+            assertEquals(0, e.staged());
             b.release(peer);
             a.release(e);
         }
