@@ -43,6 +43,9 @@ import java.util.Locale;
  * endpoint / raw (of rates, i.e. raw CPU per message over the endpoint's). One rank: both sides in
  * this process. Under {@code mpirun -np 2}: rank 0 sends, rank 1 holds the targets and waits.
  * Usage: {@code java -cp scalep.jar dev.scalep.bench.EndpointVsVerbs [ROUNDS] [MESSAGES] [POSTLIST] [Q] [SIZE]}.
+ * One JVM's median ratio moves by about ±0.03 from one start to the next (the compiled code and the
+ * placement of its data differ), even with short rounds ({@code 41 4000000}): compare two builds
+ * over eight or more JVMs of each, alternated, by the median of their medians.
  */
 public final class EndpointVsVerbs {
     private static final int DEPTH = 256;
