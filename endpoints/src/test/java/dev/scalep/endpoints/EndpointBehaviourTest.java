@@ -308,6 +308,36 @@ class EndpointBehaviourTest {
     private static final EndpointOptions RUN_OPTIONS =
             EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 8).withBuffers(1024, 64);
 
+    /** As {@link #RUN_OPTIONS} with 16 receives posted, for the tests that send. */
+    private static final EndpointOptions RUN_OPTIONS_RQ16 =
+            EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 16).withBuffers(1024, 64);
+
+    /**
+     * Poll {@code e} and its peer until {@code completions} of {@code e}'s arrived and the peer
+     * received {@code receives} 8-byte sends whose bytes read {@code sent} (reposting each), at most
+     * {@link #POLLS} rounds; asserts the receives, returns {@code e}'s completions' ids in order.
+     */
+    private static List<Long> pollSendsAndReceives(Endpoint e, Endpoint peer, int completions, int receives, long sent) {
+        List<Long> done = new ArrayList<>();
+        int received = 0;
+        Completion c = new Completion();
+        for (long polls = 0; (done.size() < completions || received < receives) && polls < POLLS; polls++) {
+            while (e.poll(c)) {
+                assertTrue(c.ok(), () -> "completion " + c);
+                done.add(c.wrId());
+            }
+            while (peer.poll(c)) {
+                assertTrue(c.ok() && c.isRecv(), () -> "peer: " + c);
+                assertEquals(8, c.byteLen());
+                assertEquals(sent, peer.recvSlot((int) c.wrId()).get(ValueLayout.JAVA_LONG, 0), "sent bytes");
+                assertEquals(0, peer.repost((int) c.wrId()));
+                received++;
+            }
+        }
+        assertEquals(receives, received, "every send received");
+        return done;
+    }
+
     static Stream<Arguments> runMatrix() {
         List<Arguments> out = new ArrayList<>();
         for (String dev : System.getProperty("scalep.ep.devices", "sim:mlx5,sim:efa").split(",")) {
@@ -466,8 +496,7 @@ class EndpointBehaviourTest {
     @MethodSource("runMatrix")
     @Timeout(60)
     void readsAndSendsFormRunsAsWritesDo(String devNames, String level) throws Exception {
-        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 16).withBuffers(1024, 64);
-        try (RunPair pair = RunPair.open(devNames, level, opts)) {
+        try (RunPair pair = RunPair.open(devNames, level, RUN_OPTIONS_RQ16)) {
             Device dev = pair.dev();
             EndpointManager a = pair.a();
             EndpointManager b = pair.b();
@@ -490,30 +519,14 @@ class EndpointBehaviourTest {
             assertEquals(4, e.staged());
             assertEquals(Endpoint.OK, e.flush());
             assertEquals(12, e.qp().counters().wqes() - wqes);
-            List<Long> done = new ArrayList<>();
-            int received = 0;
-            Completion c = new Completion();
             int expected = dev.capabilities().unsignaled() ? 3 : 12; // 3, 7 and the flush's 11
-            for (long polls = 0; (done.size() < expected || received < 5) && polls < POLLS; polls++) {
-                while (e.poll(c)) {
-                    assertTrue(c.ok(), () -> "completion " + c);
-                    done.add(c.wrId());
-                }
-                while (peer.poll(c)) {
-                    assertTrue(c.ok() && c.isRecv(), () -> "peer: " + c);
-                    assertEquals(8, c.byteLen());
-                    assertEquals(0xddddL, peer.recvSlot((int) c.wrId()).get(ValueLayout.JAVA_LONG, 0), "sent bytes");
-                    assertEquals(0, peer.repost((int) c.wrId()));
-                    received++;
-                }
-            }
+            List<Long> done = pollSendsAndReceives(e, peer, expected, 5, 0xddddL);
             if (dev.capabilities().unsignaled()) {
                 assertEquals(List.of(3L, 7L, 11L), done);
             } else {
                 done.sort(null);
                 assertEquals(List.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L, 11L), done);
             }
-            assertEquals(5, received, "every send received");
             assertTrue(e.drain(20_000_000_000L), "drain");
             assertEquals(0xccccL, e.readBuffer().get(ValueLayout.JAVA_LONG, 16), "the reads brought the peer's bytes");
             assertEquals(0xddddL, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 32), "the write landed");
@@ -537,8 +550,7 @@ class EndpointBehaviourTest {
     @Timeout(60)
     void whatFollowsAFullPostlistIsStagedAsItselfWhetherOrNotItContinuesTheRun(String devNames, String level)
             throws Exception {
-        EndpointOptions opts = EndpointOptions.DEFAULTS.withFeatures(8, 4, 16).withDepths(64, 16).withBuffers(1024, 64);
-        try (RunPair pair = RunPair.open(devNames, level, opts)) {
+        try (RunPair pair = RunPair.open(devNames, level, RUN_OPTIONS_RQ16)) {
             Device dev = pair.dev();
             EndpointManager a = pair.a();
             EndpointManager b = pair.b();
@@ -576,29 +588,14 @@ class EndpointBehaviourTest {
             assertEquals(1, e.staged(), "the send is the only request staged");
             assertEquals(Endpoint.OK, e.flush());
             assertEquals(26, e.qp().counters().wqes() - wqes);
-            List<Long> done = new ArrayList<>();
-            int received = 0;
-            Completion c = new Completion();
             int expected = dev.capabilities().unsignaled() ? 8 : 26; // 3, 7, 11, 15, the read, 20, 24, the send
-            for (long polls = 0; (done.size() < expected || received < 1) && polls < POLLS; polls++) {
-                while (e.poll(c)) {
-                    assertTrue(c.ok(), () -> "completion " + c);
-                    done.add(c.wrId());
-                }
-                while (peer.poll(c)) {
-                    assertTrue(c.ok() && c.isRecv(), () -> "peer: " + c);
-                    assertEquals(0x5050L, peer.recvSlot((int) c.wrId()).get(ValueLayout.JAVA_LONG, 0), "sent bytes");
-                    assertEquals(0, peer.repost((int) c.wrId()));
-                    received++;
-                }
-            }
+            List<Long> done = pollSendsAndReceives(e, peer, expected, 1, 0x5050L);
             if (dev.capabilities().unsignaled()) {
                 assertEquals(List.of(3L, 7L, 11L, 15L, 16L, 20L, 24L, 25L), done);
             } else {
                 done.sort(null);
                 assertEquals(LongStream.range(0, 26).boxed().toList(), done);
             }
-            assertEquals(1, received, "the send was received");
             assertTrue(e.drain(20_000_000_000L), "drain");
             assertEquals(0x1010L, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 0), "writes 0..7 landed");
             assertEquals(0x2020L, peer.targetBuffer().get(ValueLayout.JAVA_LONG, 16), "writes 8..15 landed at 16");
