@@ -503,8 +503,8 @@ public final class Endpoint implements AutoCloseable {
      * next request (the common case: the same call with the next id) continues it with the run's
      * compares alone, instead of starting one ({@link #startRun}'s checks and stores). Its arguments
      * are those checked when the posted run started, and the ids it may take stay below the
-     * reserved ones. Anything else that finds it (another request, a flush, a poll, a peer switch)
-     * ends it as any run, with nothing to stage.
+     * reserved ones. Anything else that finds it (another request, a flush, a peer switch) ends it
+     * as any run, with nothing to stage; a poll leaves it open, as it leaves any open run.
      */
     private void openNextRun(ExclusivePoster d) {
         long next = runNext;
