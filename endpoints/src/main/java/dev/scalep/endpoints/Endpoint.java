@@ -408,7 +408,7 @@ public final class Endpoint implements AutoCloseable {
             return BACK_PRESSURED;
         }
         endRunIfAny(d);
-        long room = Math.min(d.maxBatch() - d.staged(), CONTROL_BASE - wrId);
+        long room = runRoom(d, wrId);
         if (room < 2) {
             return NO_RUN;
         }
@@ -425,6 +425,11 @@ public final class Endpoint implements AutoCloseable {
         runRkey = peerRkey;
         runPeer = peerIndex;
         return OK;
+    }
+
+    /** Requests a run starting at id {@code first} may hold: the records left free, and no reserved id. */
+    private static long runRoom(ExclusivePoster d, long first) {
+        return Math.min(d.maxBatch() - d.staged(), CONTROL_BASE - first);
     }
 
     /**
@@ -508,7 +513,7 @@ public final class Endpoint implements AutoCloseable {
      */
     private void openNextRun(ExclusivePoster d) {
         long next = runNext;
-        long room = Math.min(d.maxBatch() - d.staged(), CONTROL_BASE - next);
+        long room = runRoom(d, next);
         if (room >= 2) {
             runFirst = next;
             runEnd = next + room;
