@@ -409,34 +409,65 @@ public final class SweepRunner {
         }
     }
 
+    /**
+     * Messages per inner loop of {@link #writeAll}, {@link #readAll} and {@link #sendOnly}: an
+     * int-counted loop, which the JIT compiles without a safepoint poll per message (a loop over a
+     * long keeps one), inside a loop over the chunks. The refused request goes out of line
+     * ({@link #retry}), so the loop tests each result once.
+     */
+    private static final int CHUNK = 1 << 20;
+
     private static void writeAll(Endpoint ep, Completion c, long n, int offset, int size) {
-        for (long i = 0; i < n; i++) {
-            int rc;
-            while ((rc = ep.write(i, offset, size, offset)) == Endpoint.BACK_PRESSURED) {
-                reap(ep, c);
+        for (long base = 0; base < n; base += CHUNK) {
+            int m = (int) Math.min(CHUNK, n - base);
+            for (int k = 0; k < m; k++) {
+                long i = base + k;
+                int rc = ep.write(i, offset, size, offset);
+                if (rc != Endpoint.OK) {
+                    retry(ep, c, Workload.Op.WRITE, i, offset, size, rc);
+                }
             }
-            checkPosted(rc);
         }
     }
 
     private static void readAll(Endpoint ep, Completion c, long n, int offset, int size) {
-        for (long i = 0; i < n; i++) {
-            int rc;
-            while ((rc = ep.read(i, offset, size, offset)) == Endpoint.BACK_PRESSURED) {
-                reap(ep, c);
+        for (long base = 0; base < n; base += CHUNK) {
+            int m = (int) Math.min(CHUNK, n - base);
+            for (int k = 0; k < m; k++) {
+                long i = base + k;
+                int rc = ep.read(i, offset, size, offset);
+                if (rc != Endpoint.OK) {
+                    retry(ep, c, Workload.Op.READ, i, offset, size, rc);
+                }
             }
-            checkPosted(rc);
         }
     }
 
     private static void sendOnly(Endpoint ep, Completion c, long n, int offset, int size) {
-        for (long i = 0; i < n; i++) {
-            int rc;
-            while ((rc = ep.send(i, offset, size)) == Endpoint.BACK_PRESSURED) {
-                reap(ep, c);
+        for (long base = 0; base < n; base += CHUNK) {
+            int m = (int) Math.min(CHUNK, n - base);
+            for (int k = 0; k < m; k++) {
+                long i = base + k;
+                int rc = ep.send(i, offset, size);
+                if (rc != Endpoint.OK) {
+                    retry(ep, c, Workload.Op.SEND, i, offset, size, rc);
+                }
             }
-            checkPosted(rc);
         }
+    }
+
+    /** A request refused with {@code rc}: reap and post it again while back-pressured; any other error stops the run. */
+    private static void retry(Endpoint ep, Completion c, Workload.Op op, long i, int offset, int size, int refused) {
+        int rc = refused;
+        while (rc == Endpoint.BACK_PRESSURED) {
+            reap(ep, c);
+            rc = switch (op) {
+                case WRITE -> ep.write(i, offset, size, offset);
+                case READ -> ep.read(i, offset, size, offset);
+                default -> ep.send(i, offset, size);
+            };
+        }
+        checkPosted(rc);
     }
 
     private static void checkPosted(int rc) {
