@@ -562,7 +562,7 @@ public final class Endpoint implements AutoCloseable {
         int s = sinceSignal; // in [0, q): request i of the run is signaled where s + i + 1 is a multiple of q
         int firstSignal = q - 1 - s;
         if (Counters.ENABLED && firstSignal < n) {
-            Counters.add(counters.signaled, 1 + (n - 1 - firstSignal) / q);
+            counters.signaled.add(1 + (n - 1 - firstSignal) / q);
         }
         sinceSignal = (int) (((long) s + n) % q);
         return firstSignal;
@@ -793,7 +793,7 @@ public final class Endpoint implements AutoCloseable {
             flags = SendFlags.SIGNALED;
             sinceSignal = 0;
             if (Counters.ENABLED) {
-                Counters.add(counters.signaled, 1);
+                counters.signaled.add(1);
             }
         }
         if (length > 0 && length <= inline && !op.writesLocal()) {
@@ -1014,7 +1014,7 @@ public final class Endpoint implements AutoCloseable {
             flags |= SendFlags.SIGNALED;
             sinceSignal = 0;
             if (Counters.ENABLED) {
-                Counters.add(counters.signaled, 1);
+                counters.signaled.add(1);
             }
         }
         int total = headerLength + length;
@@ -1100,16 +1100,16 @@ public final class Endpoint implements AutoCloseable {
     private int afterPost(int n, int rc) {
         if (rc == BACK_PRESSURED) {
             if (Counters.ENABLED) {
-                Counters.add(counters.backPressured, 1);
+                counters.backPressured.add(1);
             }
             return rc;
         }
         posted += n; // the refused ones are settled through the path's rejected(owner)
         batch.clear(); // (a direct path's records are consumed by its postStaged)
         if (Counters.ENABLED) {
-            Counters.add(counters.wrs, n);
+            counters.wrs.add(n);
             if (rc != OK) {
-                Counters.add(counters.failedPosts, 1);
+                counters.failedPosts.add(1);
             }
         }
         return rc;
@@ -1144,7 +1144,7 @@ public final class Endpoint implements AutoCloseable {
         if (n > 0) {
             boolean signaled = d != null ? d.lastSignaled() : (b.flags(n - 1) & SendFlags.SIGNALED) != 0;
             if (Counters.ENABLED && !signaled) {
-                Counters.add(counters.signaled, 1);
+                counters.signaled.add(1);
             }
             if (d != null) {
                 d.signalLast();
@@ -1167,7 +1167,7 @@ public final class Endpoint implements AutoCloseable {
             if (rc == OK) {
                 sinceSignal = 0;
                 if (Counters.ENABLED) {
-                    Counters.add(counters.signaled, 1);
+                    counters.signaled.add(1);
                 }
             } else if (rc == BACK_PRESSURED) {
                 if (d != null) {
@@ -1205,7 +1205,7 @@ public final class Endpoint implements AutoCloseable {
             out.copyFrom(heldWrId[h], 0, heldOpcode[h], heldLen[h], heldImm[h], heldFlags[h]);
             dropHeld();
             if (Counters.ENABLED) {
-                Counters.add(counters.completions, 1);
+                counters.completions.add(1);
             }
             return true;
         }
@@ -1226,7 +1226,7 @@ public final class Endpoint implements AutoCloseable {
             if (c.isRecv() || c.wrId() != FLUSH_ID) {
                 out.copyFrom(c);
                 if (Counters.ENABLED) {
-                    Counters.add(counters.completions, 1);
+                    counters.completions.add(1);
                 }
                 return true;
             }

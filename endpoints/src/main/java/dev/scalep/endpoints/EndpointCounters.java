@@ -2,12 +2,13 @@ package dev.scalep.endpoints;
 
 import dev.scalep.verbs.counters.CounterGroup;
 import dev.scalep.verbs.counters.Counters;
-import org.agrona.concurrent.status.AtomicCounter;
+import dev.scalep.verbs.counters.LocalCounter;
 
 /**
- * The counters of one endpoint ({@link Counters}), written by its owner thread only (ordered
- * stores): requests posted (accepted by the send path), signaled ones, completions delivered to it,
- * posts that returned back-pressure, posts that returned an errno.
+ * The counters of one endpoint ({@link Counters}), written by its owner thread only (plain stores
+ * into a local group's one cache line, {@link Counters#localGroup}, which the publisher thread
+ * copies to the counters file): requests posted (accepted by the send path), signaled ones,
+ * completions delivered to it, posts that returned back-pressure, posts that returned an errno.
  */
 final class EndpointCounters implements AutoCloseable {
     static final String[] NAMES = {"wrs", "signaled", "completions", "back-pressured", "failed-posts"};
@@ -18,19 +19,19 @@ final class EndpointCounters implements AutoCloseable {
     static final int FAILED_POSTS = 4;
 
     final CounterGroup group;
-    final AtomicCounter wrs;
-    final AtomicCounter signaled;
-    final AtomicCounter completions;
-    final AtomicCounter backPressured;
-    final AtomicCounter failedPosts;
+    final LocalCounter wrs;
+    final LocalCounter signaled;
+    final LocalCounter completions;
+    final LocalCounter backPressured;
+    final LocalCounter failedPosts;
 
     EndpointCounters(String object) {
-        this.group = Counters.group(Counters.TYPE_ENDPOINT, object, NAMES);
-        this.wrs = group.counter(WRS);
-        this.signaled = group.counter(SIGNALED);
-        this.completions = group.counter(COMPLETIONS);
-        this.backPressured = group.counter(BACK_PRESSURED);
-        this.failedPosts = group.counter(FAILED_POSTS);
+        this.group = Counters.localGroup(Counters.TYPE_ENDPOINT, object, NAMES, new int[NAMES.length]);
+        this.wrs = group.local(WRS);
+        this.signaled = group.local(SIGNALED);
+        this.completions = group.local(COMPLETIONS);
+        this.backPressured = group.local(BACK_PRESSURED);
+        this.failedPosts = group.local(FAILED_POSTS);
     }
 
     @Override
