@@ -560,12 +560,13 @@ public final class Endpoint implements AutoCloseable {
     private int runSignal(int n) {
         int q = signalEvery;
         int s = sinceSignal; // in [0, q): request i of the run is signaled where s + i + 1 is a multiple of q
-        int firstSignal = q - 1 - s;
-        if (Counters.ENABLED && firstSignal < n) {
-            counters.signaled.add(1 + (n - 1 - firstSignal) / q);
+        long t = (long) s + n;
+        long signals = t / q; // the multiples of q in [s + 1, s + n]: one division for the count and the rest
+        if (Counters.ENABLED && signals > 0) {
+            counters.signaled.add(signals);
         }
-        sinceSignal = (int) (((long) s + n) % q);
-        return firstSignal;
+        sinceSignal = (int) (t - signals * q);
+        return q - 1 - s;
     }
 
     /** RDMA write with immediate data; consumes one of the peer's receives. */
