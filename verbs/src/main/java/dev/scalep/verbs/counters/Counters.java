@@ -29,8 +29,9 @@ import java.util.Map;
  * data path guards every increment with it, so with counters off the compiler removes them.
  * Counters are written by one thread at a time (the holder of what the counted object already
  * serialises: an endpoint's owner, a QP's lock or combiner role, a CQ's poll role) with plain
- * stores ({@link #add}), and each sits in its own 128-byte record, so two threads never share a counter's cache
- * line unless they already share the object it counts.
+ * stores into a local group's block ({@link #localGroup}, {@link LocalCounter#add}), whose lines
+ * hold one object's counters only, so two threads never share a counter's cache line unless they
+ * already share the object it counts; the file's records are copies.
  */
 public final class Counters {
     /** Whether the data path counts ({@code -Dscalep.counters=false} turns it off). */
@@ -64,16 +65,6 @@ public final class Counters {
     private static int size = -1;
 
     private Counters() {
-    }
-
-    /**
-     * Add {@code n} to a counter its caller alone writes (see the class comment): a plain read and a
-     * plain store of the aligned 8-byte value, which a reader in another process sees whole. No
-     * fence and no compiler barrier: the data path's code around it is compiled as if it were not
-     * there. Data path.
-     */
-    public static void add(AtomicCounter c, long n) {
-        c.setWeak(c.getWeak() + n);
     }
 
     /**
