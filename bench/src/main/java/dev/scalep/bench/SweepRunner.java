@@ -464,7 +464,8 @@ public final class SweepRunner {
             rc = switch (op) {
                 case WRITE -> ep.write(i, offset, size, offset);
                 case READ -> ep.read(i, offset, size, offset);
-                default -> ep.send(i, offset, size);
+                case SEND -> ep.send(i, offset, size);
+                case TAG -> throw new IllegalStateException("tagged messages go through TaggedSweep");
             };
         }
         checkPosted(rc);
