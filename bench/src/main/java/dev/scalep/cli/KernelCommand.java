@@ -201,7 +201,13 @@ final class KernelCommand implements Callable<Integer> {
             StringBuilder warm = new StringBuilder("warming up " + levels.size() + " levels ");
             for (int pass = 0; pass < passes; pass++) {
                 for (Map.Entry<String, SharingConfig> e : levels.entrySet()) {
-                    allOk &= run(w, k, dev, e.getKey(), e.getValue(), n).verified();
+                    KernelSupport.Result r = run(w, k, dev, e.getKey(), e.getValue(), n);
+                    if (!r.verified()) {
+                        allOk = false; // the exit status says so, and this line says why
+                        if (lead) {
+                            Output.line(System.out, warmUpFailure(pass, passes, r));
+                        }
+                    }
                 }
                 warm.append('.');
             }
@@ -227,6 +233,16 @@ final class KernelCommand implements Callable<Integer> {
             }
             return allOk ? 0 : 1;
         }
+    }
+
+    /**
+     * The line rank 0 prints for an untimed warm-up pass whose result did not verify: the run
+     * fails (exit 1) even when every timed pass verifies, and without this line nothing would
+     * say why.
+     */
+    static String warmUpFailure(int pass, int passes, KernelSupport.Result r) {
+        return "warm-up pass " + (pass + 1) + " of " + passes + ", " + r.level() + " (" + r.ranks() + "x" + r.threads()
+                + "): FAILED: " + r.detail();
     }
 
     private KernelSupport.Result run(World w, String k, Device dev, String label, SharingConfig cfg, int n)

@@ -1,5 +1,6 @@
 package dev.scalep.cli;
 
+import dev.scalep.bench.kernels.KernelSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -30,6 +31,14 @@ class KernelCommandTest {
         assertEquals(0, r.rc(), r.out() + r.err());
         assertEquals(2, r.out().lines().filter(l -> l.endsWith("verified")).count(), r.out());
         assertTrue(r.out().contains("no warm-up (--warmup 0)") && !r.out().contains("warming up"), r.out());
+    }
+
+    @Test
+    void aWarmUpPassThatDoesNotVerifyIsNamedWithItsDetail() {
+        KernelSupport.Result bad = new KernelSupport.Result("gups", "mpi-threads", 2, 2, 0.05, 0.0003, "GUP/s", 5.5e5, false,
+                "45 of 4096 words wrong (HPCC allows 40)", null);
+        assertEquals("warm-up pass 3 of 15, mpi-threads (2x2): FAILED: 45 of 4096 words wrong (HPCC allows 40)",
+                KernelCommand.warmUpFailure(2, 15, bad));
     }
 
     @Test
