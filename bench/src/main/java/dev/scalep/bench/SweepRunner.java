@@ -414,8 +414,8 @@ public final class SweepRunner {
      * int-counted loop inside a loop over the chunks. In a standard compilation (EndpointVsVerbs,
      * which calls the loop often enough) C2 keeps no safepoint poll in it, where a loop over a long
      * keeps one; the sweep enters the loop once per round, so it runs as an on-stack-replacement
-     * compilation, which keeps the poll (moving the loop into a method called per chunk was slower:
-     * docs/ARCHITECTURE.md, stop 57). The refused request goes out of line ({@link #retry}), so
+     * compilation, which keeps the poll (moving the loop into a method called per chunk was no
+     * faster: docs/ARCHITECTURE.md, stops 57 and 58). The refused request goes out of line ({@link #retry}), so
      * the loop tests each result once.
      */
     private static final int CHUNK = 1 << 20;
