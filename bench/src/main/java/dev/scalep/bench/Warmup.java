@@ -30,6 +30,9 @@ public final class Warmup {
      */
     public static final long MIN_TOTAL = 20_000_000;
 
+    /** Rounds each level of the JVM's warm-up runs on one set of endpoints ({@link #run}). */
+    static final int ROUNDS_PER_RUN = 2;
+
     /**
      * Run each distinct level and variant of {@code points} with the messages of {@code w}, 400 000
      * messages over the threads each (at least 5 000 per thread, at most two repeats' worth: a tiny
@@ -40,12 +43,19 @@ public final class Warmup {
      * peer's mapped memory), so the compiled sender and NIC went back to the interpreter at the
      * start of the first configuration ("made not entrant: uncommon trap") and were compiled again
      * on the rank's one core (the launcher binds a rank to a core) during its warm-up rounds.
+     * Each level runs {@link #ROUNDS_PER_RUN} rounds on the same endpoints, half the messages each,
+     * as a configuration's own rounds do: warmed up with one round per endpoint, the compiled sender
+     * had never seen a round begin on an endpoint whose last run ended at another id
+     * ({@code Endpoint.continuesRun}'s first compare false), so it went back to the interpreter at
+     * the start of the configuration's second warm-up round, and the loop's C2 compilation came back
+     * only 150-300 ms later, often inside the first timed rounds.
      */
     public static void run(World world, Device dev, List<SweepPoint> points, Workload w) throws InterruptedException {
         Map<String, SweepPoint> warm = new LinkedHashMap<>();
         int maxThreads = points.stream().mapToInt(SweepPoint::threads).max().orElse(1);
         long most = points.stream().mapToLong(SweepPoint::messages).max().orElse(1);
         long perThread = Math.min(2 * most, Math.max(5_000, 400_000 / maxThreads));
+        long perRound = Math.max(1, perThread / ROUNDS_PER_RUN);
         for (SweepPoint p : points) {
             warm.putIfAbsent(p.sharing() + "|" + p.variant(), p);
         }
@@ -55,8 +65,8 @@ public final class Warmup {
         for (long pass = 0; pass < passes; pass++) {
             for (SweepPoint p : warm.values()) {
                 SweepRunner.run(world, dev, new SweepPoint(p.device(), "jvm warm-up", p.sharing(), maxThreads, p.postlist(),
-                        p.unsignaled(), p.depth(), perThread, p.inline(), p.blueFlame(),
-                        p.shareAxis(), p.ways(), p.variant(), p.policyClass()), w, 1, 0, m -> { });
+                        p.unsignaled(), p.depth(), perRound, p.inline(), p.blueFlame(),
+                        p.shareAxis(), p.ways(), p.variant(), p.policyClass()), w, ROUNDS_PER_RUN, 0, m -> { });
             }
         }
         awaitJitQuiet();
