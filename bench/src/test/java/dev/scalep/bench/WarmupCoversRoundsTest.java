@@ -1,17 +1,15 @@
 package dev.scalep.bench;
 
+import dev.scalep.spmd.Launch;
 import dev.scalep.spmd.World;
 import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import org.junit.jupiter.api.Test;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -45,26 +43,19 @@ class WarmupCoversRoundsTest {
 
     @Test
     void noSendPathCodeIsDeoptimizedOnceAConfigurationRuns() throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xlog:deoptimization=debug:stdout",
-                "-cp", System.getProperty("java.class.path"), WarmupCoversRoundsTest.class.getName())
-                .redirectErrorStream(true).start();
-        List<String> lines = new ArrayList<>();
-        try (BufferedReader rd = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = rd.readLine()) != null) {
-                lines.add(line);
-            }
-        } finally {
-            if (!p.waitFor(60, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-            }
+        // Launch.java's command runs C1 alone, where nothing is deoptimized: this child gets C2
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-Xlog:deoptimization=debug:stdout",
+                "-cp", System.getProperty("java.class.path"), WarmupCoversRoundsTest.class.getName()));
+        if (Runtime.version().feature() >= 23) {
+            cmd.add(1, "--sun-misc-unsafe-memory-access=allow");
         }
-        String all = String.join("\n", lines);
-        assertEquals(0, p.exitValue(), all);
+        Launch.Result r = Launch.run(cmd, Map.of(), 90);
+        List<String> lines = r.lines();
+        assertEquals(0, r.exit(), r.output());
         int mark = lines.indexOf(MARK);
-        assertTrue(mark >= 0, all);
-        assertTrue(lines.stream().anyMatch(l -> l.equals(END + " 3")), all);
+        assertTrue(mark >= 0, r.output());
+        assertTrue(lines.stream().anyMatch(l -> l.equals(END + " 3")), r.output());
         // the log names each trap's method; the warm-up's own traps (before the marker) are its purpose
         List<String> late = lines.subList(mark + 1, lines.size()).stream()
                 .filter(l -> l.contains("[deoptimization]"))
