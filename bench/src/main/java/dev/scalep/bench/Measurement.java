@@ -13,11 +13,21 @@ import dev.scalep.verbs.ResourceUsage;
  * configuration's timed rounds ({@code warmupRounds}: {@link SteadyWarmup} ends them when the JIT
  * is quiet and the rate steady; 0 where unknown), and how long the sender threads took for the
  * {@link ControlLoop}'s fixed work around the round ({@code controlNanos}, their mean; 0 where not
- * measured): the machine's speed then.
+ * measured): the machine's speed then; and how many timed rounds were measured again before this
+ * one because the JIT compiled while they ran ({@code jitRounds}, {@link RoundJit}; their times are
+ * in no row).
  */
 public record Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,
                           String notes, int unsignaledRan, int ranks, int payloadBytes, CounterDelta counters,
-                          int warmupRounds, long controlNanos) {
+                          int warmupRounds, long controlNanos, int jitRounds) {
+
+    /** A measurement no round of which was measured again. */
+    public Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,
+                       String notes, int unsignaledRan, int ranks, int payloadBytes, CounterDelta counters,
+                       int warmupRounds, long controlNanos) {
+        this(point, repeat, seconds, messages, resources, notes, unsignaledRan, ranks, payloadBytes, counters,
+                warmupRounds, controlNanos, 0);
+    }
 
     /** A measurement whose warm-up rounds are not known. */
     public Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,

@@ -32,7 +32,7 @@ public final class ResultsReader {
             out.add(new Measurement(point, (int) num(r, "repeat"), r.path("seconds").asDouble(), num(r, "messages"), res,
                     r.path("notes").asText(""), (int) num(r, "unsignaled"), (int) num(r, "ranks"),
                     (int) num(r, "payloadBytes"), counters(r), r.path("warmupRounds").asInt(0),
-                    r.path("controlNs").asLong(0)));
+                    r.path("controlNs").asLong(0), r.path("jitRounds").asInt(0)));
         }
         return out;
     }

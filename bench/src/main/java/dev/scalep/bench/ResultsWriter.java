@@ -27,7 +27,7 @@ public final class ResultsWriter {
             "device", "category", "threads", "postlist", "unsignaled", "messages", "seconds", "mmsgPerSec",
             "qps", "cqs", "uarPages", "uuars", "memoryBytes",
             "repeat", "sharing", "depth", "inline", "blueFlame", "shareAxis", "ways", "variant",
-            "contexts", "pds", "mrs", "srqs", "tds", "uarPagesInUse", "uuarsInUse", "unsignaledAsked", "ranks", "payloadBytes", "warmupRounds", "controlNs", "notes",
+            "contexts", "pds", "mrs", "srqs", "tds", "uarPagesInUse", "uuarsInUse", "unsignaledAsked", "ranks", "payloadBytes", "warmupRounds", "controlNs", "jitRounds", "notes",
             "doorbellsPerWr", "completionsPerWr", "wrsPerCombinerPass", "contendedPerWr", "handoffsPerWr",
             "wrs", "doorbells", "completions", "combinerPasses", "combinedWrs", "lockAcquired", "lockContended",
             "handoffs", "backPressured", "blueFlameWrites");
@@ -76,6 +76,7 @@ public final class ResultsWriter {
         row.put("payloadBytes", m.payloadBytes());
         row.put("warmupRounds", m.warmupRounds());
         row.put("controlNs", m.controlNanos());
+        row.put("jitRounds", m.jitRounds());
         row.put("notes", m.notes() == null ? "" : m.notes());
         putCounters(row, m.counters());
         return row;

@@ -243,7 +243,8 @@ public final class SweepRunner {
         // interpreter); then the timed rounds. The coordinator writes each round's message count
         // (0: stop) before it releases the start barrier, which publishes it to the sender threads.
         SteadyWarmup steady = warmup > 0 ? new SteadyWarmup() : null;
-        int maxRounds = repeats + (warmup > 0 ? SteadyWarmup.MAX_ROUNDS : 0);
+        // a timed round during which the JIT compiled is measured again, at most `repeats` times (RoundJit)
+        int maxRounds = 2 * repeats + (warmup > 0 ? SteadyWarmup.MAX_ROUNDS : 0);
         long[] plan = new long[maxRounds + 1];
         boolean[] timed = new boolean[maxRounds + 1]; // the control loop runs around timed rounds only
         // Each thread stamps its own start and end: the timed span is from the first thread's start
@@ -313,6 +314,9 @@ public final class SweepRunner {
         try {
             boolean warming = steady != null;
             int rep = 0;
+            int again = 0; // timed rounds measured again because the JIT compiled during them (at most `repeats`)
+            int againSinceRow = 0;
+            RoundJit jit = new RoundJit();
             while (warming || rep < repeats) {
                 plan[r] = warming ? warmup : p.messages();
                 timed[r] = !warming;
@@ -321,8 +325,10 @@ public final class SweepRunner {
                 }
                 // the sender threads wait at the start barrier: its counters are still
                 Map<String, Long> before = Counters.ENABLED ? sender.counterTotals() : null;
+                jit.start();
                 start.await(5, TimeUnit.MINUTES);
                 end.await(5, TimeUnit.MINUTES);
+                boolean compiled = !warming && jit.compiled();
                 CounterDelta moved = before == null ? null : CounterDelta.between(before, sender.counterTotals());
                 long first = Long.MAX_VALUE;
                 long last = Long.MIN_VALUE;
@@ -338,10 +344,16 @@ public final class SweepRunner {
                     warming = steady.another(warmup * p.threads(), nanos);
                     continue;
                 }
+                if (compiled && again < repeats) {
+                    again++;
+                    againSinceRow++;
+                    continue;
+                }
                 rep++;
                 Measurement m = new Measurement(p, rep, nanos / 1e9, p.messages() * p.threads(), resources, notes,
                         sender.signalEvery(), ranks, w.size(), moved, steady == null ? 0 : steady.rounds(),
-                        ctl / p.threads());
+                        ctl / p.threads(), againSinceRow);
+                againSinceRow = 0;
                 out.add(m);
                 each.accept(m);
             }

@@ -41,6 +41,11 @@ class ResultsWriterTest {
         Measurement back = ResultsReader.measurements(json, p).getFirst();
         assertEquals(7, back.warmupRounds());
         assertEquals(1_234_567L, back.controlNanos());
+        Measurement again = new Measurement(p, 2, 0.001, 1000, ResourceUsage.ZERO, "", 64, 1, 2, null, 7, 1_234_567, 2);
+        assertEquals(0, row.get("jitRounds"), "a measurement made without rounds measured again says 0");
+        assertEquals(2, ResultsWriter.row(again).get("jitRounds"));
+        ResultsWriter.write(dir, List.of(m, again), Map.of());
+        assertEquals(2, ResultsReader.measurements(json, p).get(1).jitRounds(), "the JSON rows carry the rounds measured again");
         long ctl = new ControlLoop().nanos();
         assertTrue(ctl > 0 && ctl < 60_000_000_000L, "the control loop's work takes time, and not forever: " + ctl);
     }
