@@ -3,8 +3,6 @@ package dev.scalep.bench;
 import dev.scalep.spmd.Launch;
 import org.junit.jupiter.api.Test;
 
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -31,9 +29,7 @@ class RoundJitTest {
     }
 
     private static String verdict(String flag) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                flag, "-cp", System.getProperty("java.class.path"), RoundJitTest.class.getName()));
-        Launch.Result r = Launch.run(cmd, Map.of(), 120);
+        Launch.Result r = Launch.run(Launch.jvm(List.of(flag), RoundJitTest.class), Map.of(), 120);
         assertEquals(0, r.exit(), r.output());
         String line = r.lines().stream().filter(l -> l.startsWith(SAYS)).findFirst().orElse(null);
         assertTrue(line != null && line.endsWith("0003.142|scalep      |beef|1,099,511,627,776"), r.output());

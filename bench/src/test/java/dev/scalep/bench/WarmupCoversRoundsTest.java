@@ -6,8 +6,6 @@ import dev.scalep.verbs.Device;
 import dev.scalep.verbs.Devices;
 import org.junit.jupiter.api.Test;
 
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -44,13 +42,8 @@ class WarmupCoversRoundsTest {
     @Test
     void noSendPathCodeIsDeoptimizedOnceAConfigurationRuns() throws Exception {
         // Launch.java's command runs C1 alone, where nothing is deoptimized: this child gets C2
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-Xlog:deoptimization=debug:stdout",
-                "-cp", System.getProperty("java.class.path"), WarmupCoversRoundsTest.class.getName()));
-        if (Runtime.version().feature() >= 23) {
-            cmd.add(1, "--sun-misc-unsafe-memory-access=allow");
-        }
-        Launch.Result r = Launch.run(cmd, Map.of(), 90);
+        Launch.Result r = Launch.run(Launch.jvm(List.of("-Xlog:deoptimization=debug:stdout"), WarmupCoversRoundsTest.class),
+                Map.of(), 90);
         List<String> lines = r.lines();
         assertEquals(0, r.exit(), r.output());
         int mark = lines.indexOf(MARK);

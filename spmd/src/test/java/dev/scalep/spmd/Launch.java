@@ -27,14 +27,23 @@ public final class Launch {
         }
     }
 
-    /** A JVM running {@code main} with this test's class path. */
+    /**
+     * A JVM running {@code main} with this test's class path: C1 alone and the serial collector,
+     * which start fast in every rank ({@link #jvm} for a child whose JIT is what it tests).
+     */
     public static List<String> java(Class<?> main, String... args) {
+        return jvm(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"), main, args);
+    }
+
+    /** A JVM running {@code main} with this test's class path and the JVM flags {@code flags} (else the JVM's defaults). */
+    public static List<String> jvm(List<String> flags, Class<?> main, String... args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
-                "-cp", System.getProperty("java.class.path"), main.getName()));
+                "--enable-native-access=ALL-UNNAMED"));
         if (Runtime.version().feature() >= 23) {
-            cmd.add(1, "--sun-misc-unsafe-memory-access=allow"); // no Unsafe warning from Agrona in every rank
+            cmd.add("--sun-misc-unsafe-memory-access=allow"); // no Unsafe warning from Agrona in every rank
         }
+        cmd.addAll(flags);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
         cmd.addAll(List.of(args));
         return cmd;
     }
