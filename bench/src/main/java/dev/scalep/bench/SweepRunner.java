@@ -423,12 +423,12 @@ public final class SweepRunner {
 
     /**
      * Messages per inner loop of {@link #writeAll}, {@link #readAll} and {@link #sendOnly}: an
-     * int-counted loop inside a loop over the chunks. In a standard compilation (EndpointVsVerbs,
-     * which calls the loop often enough) C2 keeps no safepoint poll in it, where a loop over a long
-     * keeps one; the sweep enters the loop once per round, so it runs as an on-stack-replacement
-     * compilation, which keeps the poll (moving the loop into a method called per chunk was no
-     * faster: docs/ARCHITECTURE.md, stops 57 and 58). The refused request goes out of line ({@link #retry}), so
-     * the loop tests each result once.
+     * int-counted loop inside a loop over the chunks. In a standard compilation C2 keeps no
+     * safepoint poll in it, where a loop over a long keeps one. The sweep enters the loop once per
+     * round, so C2 first compiles it on stack replacement (which keeps the poll), but then also as a
+     * method, before the timed rounds, and each round's call runs that (HotSpot's compile log and
+     * {@code perf}: docs/ARCHITECTURE.md, stop 61). The refused request goes out of line ({@link
+     * #retry}), so the loop tests each result once.
      */
     private static final int CHUNK = 1 << 20;
 
