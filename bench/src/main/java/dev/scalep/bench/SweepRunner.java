@@ -425,8 +425,8 @@ public final class SweepRunner {
      * Messages per inner loop of {@link #writeAll}, {@link #readAll} and {@link #sendOnly}: an
      * int-counted loop inside a loop over the chunks. In a standard compilation C2 keeps no
      * safepoint poll in it, where a loop over a long keeps one. The sweep enters the loop once per
-     * round, so C2 first compiles it on stack replacement (which keeps the poll), but then also as a
-     * method, before the timed rounds, and each round's call runs that (HotSpot's compile log and
+     * round, so C2 first compiles it on stack replacement (which keeps the poll), but about 15 ms
+     * later also as a method, which every later round's call runs (HotSpot's compile log and
      * {@code perf}: docs/ARCHITECTURE.md, stop 61). The refused request goes out of line ({@link
      * #retry}), so the loop tests each result once.
      */
