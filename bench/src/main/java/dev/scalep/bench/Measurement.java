@@ -21,18 +21,10 @@ public record Measurement(SweepPoint point, int repeat, double seconds, long mes
                           String notes, int unsignaledRan, int ranks, int payloadBytes, CounterDelta counters,
                           int warmupRounds, long controlNanos, int jitRounds) {
 
-    /** A measurement no round of which was measured again. */
-    public Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,
-                       String notes, int unsignaledRan, int ranks, int payloadBytes, CounterDelta counters,
-                       int warmupRounds, long controlNanos) {
-        this(point, repeat, seconds, messages, resources, notes, unsignaledRan, ranks, payloadBytes, counters,
-                warmupRounds, controlNanos, 0);
-    }
-
     /** A measurement whose warm-up rounds are not known. */
     public Measurement(SweepPoint point, int repeat, double seconds, long messages, ResourceUsage resources,
                        String notes, int unsignaledRan, int ranks, int payloadBytes, CounterDelta counters) {
-        this(point, repeat, seconds, messages, resources, notes, unsignaledRan, ranks, payloadBytes, counters, 0, 0);
+        this(point, repeat, seconds, messages, resources, notes, unsignaledRan, ranks, payloadBytes, counters, 0, 0, 0);
     }
 
     /** A measurement without counters. */

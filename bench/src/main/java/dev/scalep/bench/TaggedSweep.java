@@ -204,7 +204,8 @@ final class TaggedSweep {
                         rep++;
                         if (sends) {
                             Measurement m = new Measurement(p, rep, (last - first) / 1e9, p.messages() * threads, resources, "",
-                                    p.unsignaled(), ranks, w.size(), moved, steady == null ? 0 : steady.rounds(), 0);
+                                    p.unsignaled(), ranks, w.size(), moved, steady == null ? 0 : steady.rounds(), 0,
+                                    0); // no control loop, and no round measured again (the ranks agree on each round)
                             out.add(m);
                             each.accept(m);
                         }

@@ -31,7 +31,7 @@ class ResultsWriterTest {
     @Test
     void warmUpRoundsAndTheControlLoopsTimeGoOutAndComeBack(@TempDir Path dir) throws Exception {
         SweepPoint p = new SweepPoint("sim:mlx5", "static", "static", 1, 32, 64, 256, 1000, true, true, null, 1, "all");
-        Measurement m = new Measurement(p, 1, 0.001, 1000, ResourceUsage.ZERO, "", 64, 1, 2, null, 7, 1_234_567);
+        Measurement m = new Measurement(p, 1, 0.001, 1000, ResourceUsage.ZERO, "", 64, 1, 2, null, 7, 1_234_567, 0);
         Map<String, Object> row = ResultsWriter.row(m);
         assertEquals(7, row.get("warmupRounds"));
         assertEquals(1_234_567L, row.get("controlNs"));
