@@ -234,6 +234,7 @@ public final class SweepRunner {
                                              int repeats, long warmup, int ranks, Consumer<Measurement> each,
                                              long[] sent) throws InterruptedException {
         List<Measurement> out = new ArrayList<>();
+        int point = SweepEvents.nextPoint(); // names this configuration's rounds in a JFR recording
         ResourceUsage resources = sender.resources();
         String notes = sender.substitutions().stream().map(Substitution::toString).collect(Collectors.joining("; "));
         Endpoint[] eps = new Endpoint[p.threads()];
@@ -283,7 +284,9 @@ public final class SweepRunner {
                         Endpoint e = ep;
                         Runnable sends = () -> sendAll(e, c, n, idx, w);
                         if (timed[r]) { // the machine's speed around the round
-                            control[r][idx] = controlledRound(probe::nanos, go, done, begin[r], finish[r], idx, sends);
+                            int round = r;
+                            Runnable timedSends = () -> SweepEvents.round(point, round, idx, sends);
+                            control[r][idx] = controlledRound(probe::nanos, go, done, begin[r], finish[r], idx, timedSends);
                         } else {
                             begin[r][idx] = System.nanoTime();
                             sends.run();
@@ -355,6 +358,7 @@ public final class SweepRunner {
                         ctl / p.threads(), againSinceRow);
                 againSinceRow = 0;
                 out.add(m);
+                SweepEvents.row(point, r - 1, m);
                 each.accept(m);
             }
             plan[r] = 0;

@@ -99,6 +99,7 @@ final class TaggedSweep {
         boolean sends = me == 0;
         long stride = (w.size() + 63L) & ~63L;
         List<Measurement> out = new ArrayList<>();
+        int point = SweepEvents.nextPoint(); // names this configuration's rounds in a JFR recording
         try (WorldEndpoints we = WorldEndpoints.open(world, device, cfg, threads, opts)) {
             ResourceUsage resources = we.resources();
             MemorySegment mem = we.allocate(threads * (POSTED + 1) * stride);
@@ -125,8 +126,9 @@ final class TaggedSweep {
                             if (n == NO_ROUND) {
                                 break;
                             }
+                            int round = r;
                             begin[r][idx] = System.nanoTime();
-                            s.round(n, sends, me == ranks - 1);
+                            SweepEvents.round(point, round, idx, () -> s.round(n, sends, me == ranks - 1));
                             finish[r][idx] = System.nanoTime();
                             // keep progressing until every thread of the rank ended the round: at levels whose
                             // threads share a QP, the others need it
@@ -207,6 +209,7 @@ final class TaggedSweep {
                                     p.unsignaled(), ranks, w.size(), moved, steady == null ? 0 : steady.rounds(), 0,
                                     0); // no control loop, and no round measured again (the ranks agree on each round)
                             out.add(m);
+                            SweepEvents.row(point, r, m);
                             each.accept(m);
                         }
                     } catch (RuntimeException e) {

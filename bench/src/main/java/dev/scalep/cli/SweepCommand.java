@@ -4,6 +4,7 @@ import dev.scalep.bench.Charts;
 import dev.scalep.bench.Measurement;
 import dev.scalep.bench.ResultsWriter;
 import dev.scalep.bench.RunOutput;
+import dev.scalep.bench.SenderProfile;
 import dev.scalep.bench.SweepPlan;
 import dev.scalep.bench.SweepPoint;
 import dev.scalep.endpoints.EndpointOptions;
@@ -110,6 +111,11 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "A short run that takes under a minute on 2 cores: threads 1,2,4, fewer messages, 3 repeats.")
     boolean quick;
 
+    @Option(names = "--profile", description = "Also record where the sender threads' CPU time goes in the timed rounds "
+            + "(JFR CPU-time samples): a table by layer (application, endpoint, posting, completions, provider, counters) "
+            + "per configuration, and profile.csv and profile.jfr in the output directory. Two ranks: rank 0's threads.")
+    boolean profile;
+
     @Option(names = "--no-progress", description = "No progress bar (there is none anyway when the output is not a terminal).")
     boolean noProgress;
 
@@ -181,16 +187,37 @@ final class SweepCommand implements Callable<Integer> {
         for (String n : plan.notes()) {
             say.println("  note: " + n);
         }
+        say.print("warming up the JIT ...");
+        say.flush();
+        Warmup.run(world, dev, plan.points(), workload);
+        say.println(" done");
+        // after the JVM's warm-up, whose rounds are not the sweep's; on the rank with the sender threads
+        SenderProfile recorder = profile && output != null ? startProfile() : null;
+        try {
+            return measure(world, dev, plan, workload, output, recorder);
+        } finally {
+            if (recorder != null) {
+                recorder.close();
+            }
+        }
+    }
+
+    private static SenderProfile startProfile() {
+        try {
+            return SenderProfile.start();
+        } catch (IllegalStateException | SecurityException e) {
+            throw new UserException("--profile needs the JVM's flight recorder (JFR), which is not available here: " + e.getMessage());
+        }
+    }
+
+    private int measure(World world, Device dev, SweepPlan plan, Workload workload, RunOutput output, SenderProfile recorder)
+            throws Exception {
         List<Measurement> all = new ArrayList<>();
         long totalUnits = (long) plan.points().size() * plan.repeats();
         ProgressBarBuilder pbb = new ProgressBarBuilder().setTaskName("sweep").setInitialMax(totalUnits)
                 .setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(500).continuousUpdate()
                 .setMaxRenderedLength(100)
                 .setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err));
-        say.print("warming up the JIT ...");
-        say.flush();
-        Warmup.run(world, dev, plan.points(), workload);
-        say.println(" done");
         // CTRL-US: the control loop's time around the round (ControlLoop), the machine's speed then
         say.printf("%n%-30s %7s %6s %4s %4s %10s %8s %5s %5s %6s %6s %10s %8s%n", "LEVEL", "VARIANT", "THREADS", "P", "Q",
                 "MMSG/S", "SECONDS", "QPS", "CQS", "UARPG", "UUARS", "MEMORY", "CTRL-US");
@@ -258,6 +285,11 @@ final class SweepCommand implements Callable<Integer> {
         Path staging = output.staging();
         ResultsWriter.write(staging, all, settings);
         Charts.write(staging, all);
+        SenderProfile.Report profiled = null;
+        if (recorder != null) {
+            profiled = recorder.stop(staging.resolve("profile.jfr"));
+            SenderProfile.writeCsv(profiled, staging.resolve("profile.csv"), Runtime.getRuntime().availableProcessors());
+        }
         List<Path> written = output.commit();
         say.println();
         say.println("median over repeats:");
@@ -274,6 +306,10 @@ final class SweepCommand implements Callable<Integer> {
             say.printf("warning: the repeats of %d configuration(s) spread more than %.0f%% of their median "
                     + "(max - min); the machine was probably busy, so their order may not hold: rerun them on a quiet "
                     + "machine or with more --repeat%n", wide, 100 * LARGE_SPREAD);
+        }
+        if (profiled != null) {
+            say.println();
+            SenderProfile.print(profiled, say, "profile.jfr and profile.csv in " + output.dir());
         }
         say.println();
         for (Path c : written) {

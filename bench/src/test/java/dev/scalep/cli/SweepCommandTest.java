@@ -50,6 +50,28 @@ class SweepCommandTest {
         }
     }
 
+    /** {@code --profile}: the table by layer after the medians, and profile.csv (a row per configuration and layer) and profile.jfr kept. */
+    @Test
+    void profileWritesItsTableAndFiles(@TempDir Path tmp) throws Exception {
+        Run r = run("sweep", "--threads", "1,2", "--categories", "mpi-everywhere", "--messages", "400000",
+                "--repeat", "2", "--no-progress", "--profile", "--out", tmp.toString());
+        assertEquals(0, r.rc(), r.err());
+        assertTrue(r.out().contains("where the sender threads' CPU time went in the timed rounds"), r.out());
+        assertTrue(r.out().contains("PROVIDER"), r.out());
+        List<String> lines = Files.readAllLines(tmp.resolve("profile.csv"));
+        assertEquals("configuration,threads,postlist,mmsgPerSec,samples,layer,layerSamples,share,nsPerMessage", lines.getFirst());
+        assertEquals(1 + 2 * 7, lines.size(), String.join("\n", lines));
+        assertTrue(lines.stream().skip(1).allMatch(l -> l.startsWith("mpi-everywhere,")), String.join("\n", lines));
+        assertTrue(Files.size(tmp.resolve("profile.jfr")) > 0);
+        assertTrue(Files.readString(tmp.resolve(".scalep-run")).contains("profile.jfr"), "the run's manifest lists it");
+        // a later run without --profile removes what this one wrote
+        Run again = run("sweep", "--threads", "1", "--categories", "mpi-everywhere", "--messages", "2000",
+                "--repeat", "1", "--no-progress", "--out", tmp.toString());
+        assertEquals(0, again.rc(), again.err());
+        assertFalse(Files.exists(tmp.resolve("profile.csv")));
+        assertFalse(Files.exists(tmp.resolve("profile.jfr")));
+    }
+
     @Test
     void sweepWritesOneRowPerConfiguration(@TempDir Path tmp) throws Exception {
         Run r = run("sweep", "--threads", "1,2", "--categories", "static,mpi-threads", "--messages", "2000",
