@@ -125,7 +125,7 @@ public final class SenderProfile implements AutoCloseable {
         }
     }
 
-    /** What a recording held: the configurations in the order they ran, and the samples lost. */
+    /** What a recording held: the configurations in the order they ran, and the CPU samples the JVM dropped (of any thread). */
     public record Report(String sampler, List<Point> points, long lost) {
     }
 
@@ -320,7 +320,8 @@ public final class SenderProfile implements AutoCloseable {
                     100 / Math.sqrt(Math.max(1, fewest)));
         }
         if (r.lost() > 0) {
-            out.printf("  note: the JVM lost %d samples (its queue was full)%n", r.lost());
+            out.printf("  note: the JVM dropped %d CPU samples over the whole recording, of any thread (its queue of "
+                    + "samples was full); the shares stand as long as the drops did not fall on one layer%n", r.lost());
         }
     }
 
