@@ -160,6 +160,7 @@ public final class SenderProfile implements AutoCloseable {
         for (List<Span> l : spans.values()) {
             l.sort(Comparator.comparingLong(Span::startNanos));
         }
+        // A second pass: a round's event is committed when the round ends, after the samples taken in it.
         Map<Integer, long[]> layerCounts = new HashMap<>();
         Map<Integer, Map<String, Long>> methodCounts = new HashMap<>();
         long lost = 0;
